@@ -1,0 +1,88 @@
+package apiserver
+
+import (
+	"fmt"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+)
+
+// typed converts stored content to the object the kind's field manager
+// expects: the Go type for built-ins, unstructured for custom resources.
+func (s *Server) typed(k *Kind, u *unstructured.Unstructured) (runtime.Object, error) {
+	if k.CRD {
+		return u.DeepCopy(), nil
+	}
+	obj, err := s.scheme.New(k.GVK)
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), obj); err != nil {
+		return nil, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(k.GVK)
+	return obj, nil
+}
+
+func (s *Server) untyped(k *Kind, obj runtime.Object) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		u = u.DeepCopy()
+		u.SetGroupVersionKind(k.GVK)
+		return u, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(k.GVK)
+	return u, nil
+}
+
+// normalize makes request content look as the server would store it: for
+// built-ins, a round trip through the Go type (unknown fields dropped,
+// omitempty applied); for custom resources, structural pruning and
+// defaulting as the CRD handler does when it decodes a request body.
+func (s *Server) normalize(k *Kind, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	u = u.DeepCopy()
+	u.SetGroupVersionKind(k.GVK)
+	if k.CRD {
+		if k.structural != nil {
+			if !k.preserve {
+				pruning.Prune(u.Object, k.structural, true)
+			}
+			defaulting.Default(u.Object, k.structural)
+		}
+		return u, nil
+	}
+	obj, err := s.typed(k, u)
+	if err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", k.GVK.Kind, err)
+	}
+	return s.untyped(k, obj)
+}
+
+// semanticEqualIgnoringRV compares two stored objects, ignoring their
+// resourceVersion.
+func semanticEqualIgnoringRV(a, b *unstructured.Unstructured) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	a.SetResourceVersion("")
+	b.SetResourceVersion("")
+	return apiequality.Semantic.DeepEqual(a.Object, b.Object)
+}
+
+// nonMetadata returns the content outside metadata (and outside status when
+// the kind has a status subresource): what generation tracks.
+func nonMetadata(u *unstructured.Unstructured, dropStatus bool) map[string]any {
+	out := map[string]any{}
+	for key, v := range u.Object {
+		if key == "metadata" || key == "apiVersion" || key == "kind" || (dropStatus && key == "status") {
+			continue
+		}
+		out[key] = v
+	}
+	return out
+}

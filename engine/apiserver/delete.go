@@ -1,0 +1,125 @@
+package apiserver
+
+import (
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/store"
+)
+
+func storeKey(k *Kind, ns, name string) store.Key {
+	if !k.Namespaced {
+		ns = ""
+	}
+	return store.Key{GroupKind: k.GVK.GroupKind(), Namespace: ns, Name: name}
+}
+
+// Delete deletes an object as DELETE does: with finalizers (including the
+// orphan and foregroundDeletion finalizers that the propagation policy adds)
+// it only sets deletionTimestamp; without, it removes the object.
+func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	k, err := s.kindOf(req)
+	if err != nil {
+		return nil, err
+	}
+	key := storeKey(k, req.Namespace, req.Name)
+	old, ok := s.store.Get(key, 0)
+	var out *unstructured.Unstructured
+	if !ok {
+		err = errNotFound(k, req.Name)
+	} else {
+		out, err = s.delete(k, req, old, opts)
+	}
+	s.notify(Write{Verb: "delete", Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
+	return out, err
+}
+
+func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	if p := opts.Preconditions; p != nil {
+		if p.UID != nil && *p.UID != old.GetUID() {
+			return nil, errPrecondition(k, old.GetName(), "UID", string(*p.UID), string(old.GetUID()))
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != old.GetResourceVersion() && !s.ablate.Conflicts {
+			return nil, errPrecondition(k, old.GetName(), "ResourceVersion", *p.ResourceVersion, old.GetResourceVersion())
+		}
+	}
+	obj := old.DeepCopy()
+	finalizers := obj.GetFinalizers()
+	policy := metav1.DeletePropagationBackground
+	if opts.PropagationPolicy != nil {
+		policy = *opts.PropagationPolicy
+	} else if opts.OrphanDependents != nil && *opts.OrphanDependents {
+		policy = metav1.DeletePropagationOrphan
+	}
+	switch policy {
+	case metav1.DeletePropagationOrphan:
+		finalizers = without(finalizers, metav1.FinalizerDeleteDependents)
+		finalizers = with(finalizers, metav1.FinalizerOrphanDependents)
+	case metav1.DeletePropagationForeground:
+		finalizers = without(finalizers, metav1.FinalizerOrphanDependents)
+		finalizers = with(finalizers, metav1.FinalizerDeleteDependents)
+	case metav1.DeletePropagationBackground:
+		if opts.PropagationPolicy != nil {
+			finalizers = without(finalizers, metav1.FinalizerOrphanDependents)
+			finalizers = without(finalizers, metav1.FinalizerDeleteDependents)
+		}
+	default:
+		return nil, apierrors.NewBadRequest("invalid propagationPolicy " + string(policy))
+	}
+	key := storeKey(k, old.GetNamespace(), old.GetName())
+	rev := s.store.CurrentRev(key)
+	if len(finalizers) == 0 {
+		if req.DryRun {
+			return obj, nil
+		}
+		return s.store.Delete(key, obj, rev)
+	}
+	changed := !slices.Equal(finalizers, old.GetFinalizers())
+	obj.SetFinalizers(finalizers)
+	if obj.GetDeletionTimestamp() == nil {
+		now := s.metaNow()
+		obj.SetDeletionTimestamp(&now)
+		zero := int64(0)
+		obj.SetDeletionGracePeriodSeconds(&zero)
+		// rest.BeforeDelete: a graceful deletion bumps a tracked generation.
+		if obj.GetGeneration() > 0 && !s.ablate.Generation {
+			obj.SetGeneration(obj.GetGeneration() + 1)
+		}
+		changed = true
+	}
+	if !changed || req.DryRun {
+		return obj, nil
+	}
+	return s.store.Put(key, obj, rev)
+}
+
+func with(list []string, f string) []string {
+	if slices.Contains(list, f) {
+		return list
+	}
+	return append(slices.Clone(list), f)
+}
+
+func without(list []string, f string) []string {
+	return slices.DeleteFunc(slices.Clone(list), func(x string) bool { return x == f })
+}
+
+// DeleteCollection deletes every object List would return, one by one, as
+// the real server's DeleteCollection does.
+func (s *Server) DeleteCollection(gvk schema.GroupVersionKind, ns string, lo ListOptions, opts metav1.DeleteOptions, manager string) error {
+	items, _, err := s.List(gvk, ns, lo)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		_, err := s.Delete(Request{GVK: gvk, Namespace: it.GetNamespace(), Name: it.GetName(), FieldManager: manager}, opts)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}

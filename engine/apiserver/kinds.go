@@ -1,0 +1,245 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Kind describes how the server treats one kind.
+type Kind struct {
+	GVK        schema.GroupVersionKind
+	Resource   string // plural resource name
+	Namespaced bool
+	// Status: the kind has a status subresource.
+	Status bool
+	// Generation: the kind's strategy sets and bumps metadata.generation.
+	Generation bool
+	// Unconditional: Update without a resourceVersion is allowed
+	// (AllowUnconditionalUpdate in the kind's strategy).
+	Unconditional bool
+	// CRD: the kind is a custom resource (stored and patched unstructured).
+	CRD bool
+	// Scale: for a CRD with a scale subresource, the JSON paths of replicas.
+	Scale *apiextensionsv1.CustomResourceSubresourceScale
+
+	structural   *structuralschema.Structural
+	preserve     bool
+	fieldManager map[string]*managedfields.FieldManager // by subresource
+}
+
+// builtinKinds is the engine's table of built-in kinds, from each kind's
+// registry strategy in k8s.io/kubernetes/pkg/registry (status subresource,
+// generation tracking). Namespaced-ness comes from the same place.
+var builtinKinds = []struct {
+	gvk                            schema.GroupVersionKind
+	resource                       string
+	namespaced, status, generation bool
+}{
+	{schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "namespaces", false, true, false},
+	{schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "configmaps", true, false, false},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, "secrets", true, false, false},
+	{schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, "serviceaccounts", true, false, false},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Service"}, "services", true, true, false},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pods", true, true, true},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", false, true, false},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Event"}, "events", true, false, false},
+	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}, "persistentvolumeclaims", true, true, false},
+	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", false, true, false},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Endpoints"}, "endpoints", true, false, false},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", true, true, true},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}, "replicasets", true, true, true},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", true, true, true},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}, "daemonsets", true, true, true},
+	{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, "jobs", true, true, true},
+	{schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}, "leases", true, false, false},
+	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "poddisruptionbudgets", true, true, true},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}, "storageclasses", false, false, false},
+	{schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "customresourcedefinitions", false, true, true},
+}
+
+// resetFields returns the fields a write to subresource may not set, as the
+// kind's strategy's GetResetFields does: the main resource resets status,
+// the status subresource resets everything else.
+func resetFields(k *Kind, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
+	if !k.Status {
+		return nil
+	}
+	var set *fieldpath.Set
+	if subresource == "status" {
+		set = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))
+	} else {
+		set = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+	}
+	return map[fieldpath.APIVersion]fieldpath.Filter{
+		fieldpath.APIVersion(k.GVK.GroupVersion().String()): fieldpath.NewExcludeSetFilter(set),
+	}
+}
+
+func (s *Server) addBuiltins() error {
+	conv := applyconfigurations.NewTypeConverter(s.scheme)
+	for _, b := range builtinKinds {
+		if !s.scheme.Recognizes(b.gvk) {
+			continue
+		}
+		k := &Kind{GVK: b.gvk, Resource: b.resource, Namespaced: b.namespaced, Status: b.status,
+			Generation: b.generation, Unconditional: true}
+		if err := s.addKind(k, conv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RegisterTyped makes a kind that the scheme knows as a Go type servable
+// without a CRD. Prefer InstallCRD: it is what a cluster has.
+func (s *Server) RegisterTyped(gvk schema.GroupVersionKind, resource string, namespaced bool) error {
+	obj, err := s.scheme.New(gvk)
+	if err != nil {
+		return err
+	}
+	_, hasStatus := reflect.TypeOf(obj).Elem().FieldByName("Status")
+	k := &Kind{GVK: gvk, Resource: resource, Namespaced: namespaced, Status: hasStatus, Generation: hasStatus, Unconditional: true}
+	return s.addKind(k, managedfields.NewDeducedTypeConverter())
+}
+
+func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
+	k.fieldManager = map[string]*managedfields.FieldManager{}
+	subs := []string{""}
+	if k.Status {
+		subs = append(subs, "status")
+	}
+	for _, sub := range subs {
+		var fm *managedfields.FieldManager
+		var err error
+		if k.CRD {
+			fm, err = managedfields.NewDefaultCRDFieldManager(conv, unstructuredConvertor{}, noDefaulter{}, unstructuredCreater{}, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
+		} else {
+			fm, err = managedfields.NewDefaultFieldManager(conv, s.scheme, noDefaulter{}, s.scheme, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
+		}
+		if err != nil {
+			return fmt.Errorf("field manager for %s: %w", k.GVK, err)
+		}
+		k.fieldManager[sub] = fm
+	}
+	scope := meta.RESTScopeRoot
+	if k.Namespaced {
+		scope = meta.RESTScopeNamespace
+	}
+	s.mapper.AddSpecific(k.GVK, k.GVK.GroupVersion().WithResource(k.Resource),
+		k.GVK.GroupVersion().WithResource(strings.ToLower(k.GVK.Kind)), scope)
+	s.kinds[k.GVK.GroupKind()] = k
+	return nil
+}
+
+// InstallCRD serves the custom resource a CRD defines, as kube-apiserver does
+// once the CRD is Established. Only the storage version is served.
+func (s *Server) InstallCRD(crd *apiextensionsv1.CustomResourceDefinition) error {
+	var ver *apiextensionsv1.CustomResourceDefinitionVersion
+	for i := range crd.Spec.Versions {
+		if crd.Spec.Versions[i].Storage {
+			ver = &crd.Spec.Versions[i]
+		}
+	}
+	if ver == nil {
+		return fmt.Errorf("CRD %s: no storage version", crd.Name)
+	}
+	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: ver.Name, Kind: crd.Spec.Names.Kind}
+	k := &Kind{GVK: gvk, Resource: crd.Spec.Names.Plural, Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+		Generation: true, CRD: true, preserve: crd.Spec.PreserveUnknownFields}
+	if ver.Subresources != nil {
+		k.Status = ver.Subresources.Status != nil
+		k.Scale = ver.Subresources.Scale
+	}
+	if ver.Schema != nil && ver.Schema.OpenAPIV3Schema != nil {
+		internal := &apiextensionsinternal.CustomResourceValidation{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(ver.Schema, internal, nil); err != nil {
+			return fmt.Errorf("CRD %s: %w", crd.Name, err)
+		}
+		st, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
+		if err != nil {
+			return fmt.Errorf("CRD %s: schema is not structural: %w", crd.Name, err)
+		}
+		st = st.DeepCopy()
+		if err := structuraldefaulting.PruneDefaults(st); err != nil {
+			return fmt.Errorf("CRD %s: %w", crd.Name, err)
+		}
+		k.structural = st
+	}
+	// The same type converter the real server builds (customresource_handler.go,
+	// buildOpenAPIModelsForApply); a CRD whose models cannot be built falls
+	// back to the deduced converter, as the real server does.
+	var conv managedfields.TypeConverter = managedfields.NewDeducedTypeConverter()
+	if spec, err := builder.BuildOpenAPIV3(crd, ver.Name, builder.Options{}); err == nil && spec.Components != nil {
+		if c, err := managedfields.NewTypeConverter(spec.Components.Schemas, crd.Spec.PreserveUnknownFields); err == nil {
+			conv = c
+		} else {
+			return fmt.Errorf("CRD %s: type converter: %w", crd.Name, err)
+		}
+	}
+	return s.addKind(k, conv)
+}
+
+// InstallCRDJSON decodes a CRD (JSON or YAML converted to JSON) and installs it.
+func (s *Server) InstallCRDJSON(data []byte) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := json.Unmarshal(data, crd); err != nil {
+		return err
+	}
+	return s.InstallCRD(crd)
+}
+
+// KindFor returns the server's description of a kind.
+func (s *Server) KindFor(gk schema.GroupKind) (*Kind, bool) {
+	k, ok := s.kinds[gk]
+	return k, ok
+}
+
+// Kinds returns every kind the server serves.
+func (s *Server) Kinds() []*Kind {
+	var out []*Kind
+	for _, k := range s.kinds {
+		out = append(out, k)
+	}
+	sortKinds(out)
+	return out
+}
+
+type noDefaulter struct{}
+
+func (noDefaulter) Default(runtime.Object) {}
+
+type unstructuredCreater struct{}
+
+func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// unstructuredConvertor serves a single version: conversion is the identity.
+type unstructuredConvertor struct{}
+
+func (unstructuredConvertor) Convert(in, out, context any) error {
+	return fmt.Errorf("unstructuredConvertor: Convert not supported")
+}
+func (unstructuredConvertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	return in, nil
+}
+func (unstructuredConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}

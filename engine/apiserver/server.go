@@ -1,0 +1,225 @@
+package apiserver
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ctrlbugs/corpus/engine/store"
+)
+
+// Ablations switch off one named semantic each. They exist to show how an
+// unfaithful simulator produces a claim the real API server would not; a
+// faithful run uses none.
+type Ablations struct {
+	// Generation: never set or bump metadata.generation (controller-runtime's
+	// fake client behaves like this).
+	Generation bool
+	// Conflicts: ignore resourceVersion preconditions (no 409 on stale writes).
+	Conflicts bool
+	// NoopWrites: every write creates a new revision, even when nothing changed.
+	NoopWrites bool
+	// StatusSubresource: treat every kind as having no status subresource.
+	StatusSubresource bool
+}
+
+// Names lists the ablations that are on, by their scenario names.
+func (a Ablations) Names() []string {
+	var out []string
+	if a.Generation {
+		out = append(out, "generation")
+	}
+	if a.Conflicts {
+		out = append(out, "resourceVersionConflicts")
+	}
+	if a.NoopWrites {
+		out = append(out, "noopWrites")
+	}
+	if a.StatusSubresource {
+		out = append(out, "statusSubresource")
+	}
+	return out
+}
+
+// ParseAblation turns a scenario name into the flag it sets.
+func (a *Ablations) Set(name string) error {
+	switch name {
+	case "generation":
+		a.Generation = true
+	case "resourceVersionConflicts":
+		a.Conflicts = true
+	case "noopWrites":
+		a.NoopWrites = true
+	case "statusSubresource":
+		a.StatusSubresource = true
+	default:
+		return fmt.Errorf("unknown ablation %q", name)
+	}
+	return nil
+}
+
+// Options configure a Server.
+type Options struct {
+	// Scheme knows the Go types of built-in kinds (and of any typed custom
+	// kinds callers use). Required.
+	Scheme *runtime.Scheme
+	// Clock stamps creationTimestamp, deletionTimestamp, managed fields and
+	// events. Defaults to time.Now, which is virtual inside a synctest bubble.
+	Clock func() time.Time
+	// Ablations: see Ablations. Zero value: faithful.
+	Ablations Ablations
+}
+
+// Server is the simulated kube-apiserver. It is not safe for concurrent use.
+type Server struct {
+	scheme    *runtime.Scheme
+	clock     func() time.Time
+	ablate    Ablations
+	store     *store.Store
+	kinds     map[schema.GroupKind]*Kind
+	mapper    *meta.DefaultRESTMapper
+	uidSeq    int
+	nameSeq   int
+	observers []func(Write)
+}
+
+// Write describes one request that reached storage (or was refused), for
+// observers such as the trace recorder.
+type Write struct {
+	Verb        string // create, update, patch, apply, delete
+	Subresource string
+	Key         store.Key
+	Manager     string
+	RVBefore    string // the object's resourceVersion before the request
+	RVAfter     string // after; equal to RVBefore for a no-op
+	Err         error
+}
+
+// New returns a server with kube-apiserver's start-up namespaces (default,
+// kube-system, kube-public, kube-node-lease) already created.
+func New(opts Options) (*Server, error) {
+	if opts.Scheme == nil {
+		return nil, fmt.Errorf("apiserver: Options.Scheme is required")
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	s := &Server{
+		scheme: opts.Scheme,
+		clock:  opts.Clock,
+		ablate: opts.Ablations,
+		kinds:  map[schema.GroupKind]*Kind{},
+		mapper: meta.NewDefaultRESTMapper(nil),
+	}
+	s.store = store.New(s.now)
+	if err := s.addBuiltins(); err != nil {
+		return nil, err
+	}
+	if _, ok := s.kinds[schema.GroupKind{Kind: "Namespace"}]; !ok {
+		return nil, fmt.Errorf("apiserver: the scheme must include core/v1 (Namespace)")
+	}
+	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind("Namespace")
+		u.SetName(ns)
+		if _, err := s.Create(Request{GVK: corev1.SchemeGroupVersion.WithKind("Namespace"), FieldManager: "kube-apiserver"}, u); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Store exposes the versioned store (read-only use: views, traces, hashing).
+func (s *Server) Store() *store.Store { return s.store }
+
+// Scheme returns the scheme the server was built with.
+func (s *Server) Scheme() *runtime.Scheme { return s.scheme }
+
+// RESTMapper maps every kind the server serves.
+func (s *Server) RESTMapper() meta.RESTMapper { return s.mapper }
+
+// Ablations returns the server's ablations.
+func (s *Server) Ablations() Ablations { return s.ablate }
+
+// Observe registers fn to be called after every write request.
+func (s *Server) Observe(fn func(Write)) { s.observers = append(s.observers, fn) }
+
+func (s *Server) notify(w Write) {
+	for _, fn := range s.observers {
+		fn(w)
+	}
+}
+
+// now returns the clock truncated to seconds, the precision metav1.Time
+// survives serialisation with.
+func (s *Server) now() time.Time { return s.clock() }
+
+func (s *Server) metaNow() metav1.Time { return metav1.NewTime(s.clock().Truncate(time.Second)) }
+
+// nextUID returns a deterministic UUID-shaped uid.
+func (s *Server) nextUID() types.UID {
+	s.uidSeq++
+	return types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", s.uidSeq))
+}
+
+// nameSuffix returns a deterministic 5-character suffix from the alphabet
+// kube-apiserver's name generator uses (no vowels, no confusable digits).
+func (s *Server) nameSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	s.nameSeq++
+	n := s.nameSeq
+	var b strings.Builder
+	for range 5 {
+		b.WriteByte(alphabet[n%len(alphabet)])
+		n /= len(alphabet)
+	}
+	return b.String()
+}
+
+// Request names the target of a call.
+type Request struct {
+	GVK         schema.GroupVersionKind
+	Namespace   string
+	Name        string
+	Subresource string // "", "status" or "scale"
+	// FieldManager defaults to the manager the caller's identity supplies.
+	FieldManager string
+	DryRun       bool
+	// Force is the apply force flag.
+	Force bool
+}
+
+func (r Request) key() store.Key {
+	return store.Key{GroupKind: r.GVK.GroupKind(), Namespace: r.Namespace, Name: r.Name}
+}
+
+func (s *Server) kindOf(r Request) (*Kind, error) {
+	k, ok := s.kinds[r.GVK.GroupKind()]
+	if !ok {
+		return nil, notFoundResource(r.GVK)
+	}
+	if r.GVK.Version != "" && r.GVK.Version != k.GVK.Version {
+		return nil, notFoundResource(r.GVK)
+	}
+	if !k.Namespaced && r.Namespace != "" {
+		// A cluster-scoped object addressed with a namespace: the real server
+		// ignores the namespace in the path for cluster-scoped resources only
+		// if the client builds the path right; controller-runtime does.
+		r.Namespace = ""
+	}
+	return k, nil
+}
+
+func sortKinds(ks []*Kind) {
+	slices.SortFunc(ks, func(a, b *Kind) int { return strings.Compare(a.GVK.String(), b.GVK.String()) })
+}

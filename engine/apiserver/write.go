@@ -1,0 +1,280 @@
+package apiserver
+
+import (
+	"slices"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Create stores a new object, as POST does.
+func (s *Server) Create(req Request, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	k, err := s.kindOf(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Subresource != "" {
+		return nil, apierrors.NewMethodNotSupported(k.groupResource(), "create "+req.Subresource)
+	}
+	out, err := s.create(k, req, obj, true)
+	s.notify(Write{Verb: "create", Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager, RVAfter: rvOf(out), Err: err})
+	return out, err
+}
+
+func nameOf(out, in *unstructured.Unstructured) string {
+	if out != nil {
+		return out.GetName()
+	}
+	if in.GetName() != "" {
+		return in.GetName()
+	}
+	return in.GetGenerateName()
+}
+
+func rvOf(u *unstructured.Unstructured) string {
+	if u == nil {
+		return ""
+	}
+	return u.GetResourceVersion()
+}
+
+// create runs the create path; track says whether managed fields still have
+// to be computed (false when Apply already did).
+func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, track bool) (*unstructured.Unstructured, error) {
+	if in.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	obj, err := s.normalize(k, in)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if k.Namespaced {
+		if req.Namespace == "" {
+			req.Namespace = obj.GetNamespace()
+		}
+		if req.Namespace == "" {
+			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+		if obj.GetNamespace() != "" && obj.GetNamespace() != req.Namespace {
+			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+		obj.SetNamespace(req.Namespace)
+		if err := s.admitNamespace(req.Namespace); err != nil {
+			return nil, err
+		}
+	} else {
+		obj.SetNamespace("")
+	}
+	if obj.GetName() == "" {
+		if obj.GetGenerateName() == "" {
+			return nil, errInvalid(k, "", field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
+		}
+		obj.SetName(obj.GetGenerateName() + s.nameSuffix())
+	}
+	if errs := validateName(obj.GetName()); len(errs) > 0 {
+		return nil, errInvalid(k, obj.GetName(), errs...)
+	}
+	key := storeKey(k, obj.GetNamespace(), obj.GetName())
+	if _, ok := s.store.Get(key, 0); ok {
+		return nil, errAlreadyExists(k, obj.GetName())
+	}
+	obj.SetUID(s.nextUID())
+	obj.SetCreationTimestamp(s.metaNow())
+	obj.SetDeletionTimestamp(nil)
+	obj.SetDeletionGracePeriodSeconds(nil)
+	obj.SetSelfLink("")
+	if k.Generation && !s.ablate.Generation {
+		obj.SetGeneration(1)
+	} else if !s.ablate.Generation {
+		obj.SetGeneration(0)
+	}
+	if s.hasStatus(k) {
+		// PrepareForCreate: a create may not set status.
+		unstructured.RemoveNestedField(obj.Object, "status")
+		if obj, err = s.normalize(k, obj); err != nil {
+			return nil, err
+		}
+	}
+	if track {
+		if obj, err = s.trackUpdate(k, "", nil, obj, req.FieldManager); err != nil {
+			return nil, err
+		}
+	}
+	if req.DryRun {
+		return obj, nil
+	}
+	return s.store.Put(key, obj, 0)
+}
+
+func (s *Server) hasStatus(k *Kind) bool { return k.Status && !s.ablate.StatusSubresource }
+
+func (s *Server) admitNamespace(ns string) error {
+	nsObj, ok := s.store.Get(storeKey(s.kinds[schema.GroupKind{Kind: "Namespace"}], "", ns), 0)
+	if !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
+	}
+	if nsObj.GetDeletionTimestamp() != nil {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, ns,
+			errorString("unable to create new content in namespace "+ns+" because it is being terminated"))
+	}
+	return nil
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+func validateName(name string) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
+	}
+	return errs
+}
+
+// trackUpdate records an Update operation by manager in managed fields, as
+// the real server's field manager does for create, update and patch.
+func (s *Server) trackUpdate(k *Kind, sub string, live, obj *unstructured.Unstructured, manager string) (*unstructured.Unstructured, error) {
+	fm := k.fieldManager[sub]
+	if fm == nil {
+		return obj, nil
+	}
+	if live == nil {
+		live = &unstructured.Unstructured{}
+		live.SetGroupVersionKind(k.GVK)
+	}
+	liveT, err := s.typed(k, live)
+	if err != nil {
+		return nil, err
+	}
+	newT, err := s.typed(k, obj)
+	if err != nil {
+		return nil, err
+	}
+	if manager == "" {
+		manager = "unknown"
+	}
+	out := fm.UpdateNoErrors(liveT, newT, manager)
+	return s.untyped(k, out)
+}
+
+// Update replaces an object (or its status), as PUT does.
+func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	k, err := s.kindOf(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Name == "" {
+		req.Name = obj.GetName()
+	}
+	if k.Namespaced && req.Namespace == "" {
+		req.Namespace = obj.GetNamespace()
+	}
+	key := storeKey(k, req.Namespace, req.Name)
+	old, ok := s.store.Get(key, 0)
+	var out *unstructured.Unstructured
+	if !ok {
+		err = errNotFound(k, req.Name)
+	} else {
+		out, err = s.update(k, req, old, obj, true, "update")
+	}
+	s.notify(Write{Verb: "update", Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
+	return out, err
+}
+
+// update is the common path of Update, Patch and Apply on an existing
+// object. in is the request body (for patches: the patched object).
+func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured, track bool, verb string) (*unstructured.Unstructured, error) {
+	sub := req.Subresource
+	if sub == "status" && !s.hasStatus(k) {
+		return nil, errNotFound(k, req.Name)
+	}
+	if sub != "" && sub != "status" {
+		return nil, apierrors.NewBadRequest("unsupported subresource " + sub)
+	}
+	if in.GetName() != "" && in.GetName() != old.GetName() {
+		return nil, apierrors.NewBadRequest("the name of the object (" + in.GetName() + ") does not match the name on the URL (" + old.GetName() + ")")
+	}
+	// Preconditions: resourceVersion (optimistic concurrency) and uid.
+	rv := in.GetResourceVersion()
+	if rv == "" {
+		if !k.Unconditional && verb == "update" && !s.ablate.Conflicts {
+			return nil, errInvalid(k, old.GetName(), field.Invalid(field.NewPath("metadata", "resourceVersion"), int64(0), "must be specified for an update"))
+		}
+	} else if rv != old.GetResourceVersion() && !s.ablate.Conflicts {
+		return nil, errConflict(k, old.GetName())
+	}
+	if uid := in.GetUID(); uid != "" && uid != old.GetUID() {
+		return nil, errInvalid(k, old.GetName(), field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable"))
+	}
+	req1, err := s.normalize(k, in)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	var obj *unstructured.Unstructured
+	if sub == "status" {
+		// The status strategy keeps everything but status from the old object.
+		obj = old.DeepCopy()
+		if st, ok := req1.Object["status"]; ok {
+			obj.Object["status"] = st
+		} else {
+			delete(obj.Object, "status")
+		}
+		obj.SetManagedFields(req1.GetManagedFields())
+	} else {
+		obj = req1
+		if s.hasStatus(k) {
+			if st, ok := old.Object["status"]; ok {
+				obj.Object["status"] = st
+			} else {
+				delete(obj.Object, "status")
+			}
+		}
+	}
+	// System fields an update cannot change (rest.BeforeUpdate).
+	obj.SetNamespace(old.GetNamespace())
+	obj.SetName(old.GetName())
+	obj.SetUID(old.GetUID())
+	obj.SetCreationTimestamp(old.GetCreationTimestamp())
+	obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	obj.SetResourceVersion(old.GetResourceVersion())
+	obj.SetSelfLink("")
+	if !s.ablate.Generation {
+		obj.SetGeneration(old.GetGeneration())
+	}
+	if old.GetDeletionTimestamp() != nil {
+		for _, f := range obj.GetFinalizers() {
+			if !slices.Contains(old.GetFinalizers(), f) {
+				return nil, errInvalid(k, old.GetName(), field.Forbidden(field.NewPath("metadata", "finalizers"),
+					"no new finalizers can be added if the object is being deleted, found new finalizers []string{\""+f+"\"}"))
+			}
+		}
+	}
+	if k.Generation && !s.ablate.Generation &&
+		!apiequality.Semantic.DeepEqual(nonMetadata(obj, s.hasStatus(k)), nonMetadata(old, s.hasStatus(k))) {
+		obj.SetGeneration(old.GetGeneration() + 1)
+	}
+	if track {
+		if obj, err = s.trackUpdate(k, sub, old, obj, req.FieldManager); err != nil {
+			return nil, err
+		}
+	}
+	if semanticEqualIgnoringRV(obj, old) && !s.ablate.NoopWrites {
+		return old, nil
+	}
+	if req.DryRun {
+		return obj, nil
+	}
+	key := storeKey(k, old.GetNamespace(), old.GetName())
+	oldRev := s.store.CurrentRev(key)
+	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
+		// The last finalizer is gone: the update becomes the deletion.
+		return s.store.Delete(key, obj, oldRev)
+	}
+	return s.store.Put(key, obj, oldRev)
+}

@@ -1,0 +1,336 @@
+package ctrlsim
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/ctrlbugs/corpus/engine/store"
+)
+
+// Form is the shape in which an informer hands objects to its handlers.
+type Form int
+
+// The three object forms controller-runtime informers deliver.
+const (
+	Typed Form = iota
+	Unstructured
+	Metadata
+)
+
+// Cache is one controller's cache.Cache. Reads go through the owning
+// Client's hooks (the informer view); informers record handlers.
+type Cache struct {
+	client    *Client
+	informers map[informerKey]*Informer
+	order     []informerKey
+	indexes   map[schema.GroupKind]map[string]client.IndexerFunc
+	uncached  map[schema.GroupKind]bool
+	// Unstructured: cache unstructured objects too (controller-runtime's
+	// Options.Cache.Unstructured).
+	Unstructured bool
+	// start is the revision new informers list at; set by the engine.
+	start func(gk schema.GroupKind) int64
+}
+
+type informerKey struct {
+	gvk  schema.GroupVersionKind
+	form Form
+}
+
+var _ cache.Cache = (*Cache)(nil)
+
+func formOf(obj runtime.Object) Form {
+	switch obj.(type) {
+	case *unstructured.Unstructured, *unstructured.UnstructuredList:
+		return Unstructured
+	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
+		return Metadata
+	}
+	return Typed
+}
+
+func (c *Cache) caches(obj runtime.Object, gvk schema.GroupVersionKind) bool {
+	if c.uncached[gvk.GroupKind()] {
+		return false
+	}
+	f := formOf(obj)
+	if f == Unstructured && !c.Unstructured {
+		return false
+	}
+	c.informer(gvk, f) // a cached read starts an informer, as in controller-runtime
+	return true
+}
+
+func (c *Cache) cachesList(list client.ObjectList, gvk schema.GroupVersionKind) bool {
+	return c.caches(list, gvk)
+}
+
+// Get implements client.Reader (cache reads through the owning client).
+func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.client.Get(ctx, key, obj, opts...)
+}
+
+// List implements client.Reader.
+func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.client.List(ctx, list, opts...)
+}
+
+// GetInformer implements cache.Informers.
+func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	gvk, err := apiutil.GVKForObject(obj, c.client.env.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	return c.informer(gvk, formOf(obj)), nil
+}
+
+// GetInformerForKind implements cache.Informers.
+func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	return c.informer(gvk, Typed), nil
+}
+
+func (c *Cache) informer(gvk schema.GroupVersionKind, f Form) *Informer {
+	k := informerKey{gvk, f}
+	if inf, ok := c.informers[k]; ok {
+		return inf
+	}
+	inf := &Informer{cache: c, GVK: gvk, Form: f}
+	if c.start != nil {
+		inf.Pos = c.start(gvk.GroupKind())
+	} else {
+		inf.Pos = c.client.env.Server.Store().Rev()
+	}
+	c.informers[k] = inf
+	c.order = append(c.order, k)
+	return inf
+}
+
+// Informers returns the informers in creation order.
+func (c *Cache) Informers() []*Informer {
+	var out []*Informer
+	for _, k := range c.order {
+		out = append(out, c.informers[k])
+	}
+	return out
+}
+
+// RemoveInformer implements cache.Informers.
+func (c *Cache) RemoveInformer(ctx context.Context, obj client.Object) error { return nil }
+
+// Start implements cache.Informers; the engine drives informers instead.
+func (c *Cache) Start(ctx context.Context) error { <-ctx.Done(); return nil }
+
+// WaitForCacheSync implements cache.Informers: informers are always synced.
+func (c *Cache) WaitForCacheSync(ctx context.Context) bool { return true }
+
+// IndexField implements client.FieldIndexer.
+func (c *Cache) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	gvk, err := apiutil.GVKForObject(obj, c.client.env.Scheme)
+	if err != nil {
+		return err
+	}
+	m := c.indexes[gvk.GroupKind()]
+	if m == nil {
+		m = map[string]client.IndexerFunc{}
+		c.indexes[gvk.GroupKind()] = m
+	}
+	if _, dup := m[field]; dup {
+		return fmt.Errorf("indexer conflict: map[field:%s:{}]", field)
+	}
+	m[field] = extract
+	c.informer(gvk, formOf(obj))
+	return nil
+}
+
+func (c *Cache) checkIndexed(gvk schema.GroupVersionKind, sel fields.Selector) error {
+	for _, r := range sel.Requirements() {
+		if r.Operator != "=" && r.Operator != "==" {
+			return fmt.Errorf("non-exact field matches are not supported by the cache")
+		}
+		if _, ok := c.indexes[gvk.GroupKind()][r.Field]; !ok {
+			return fmt.Errorf("index with name field:%s does not exist", r.Field)
+		}
+	}
+	return nil
+}
+
+// filterIndexed keeps the objects whose indexed values match every
+// requirement, evaluating upstream's extractor on the typed object.
+func (c *Cache) filterIndexed(gvk schema.GroupVersionKind, items []*unstructured.Unstructured, sel fields.Selector) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, it := range items {
+		obj, err := c.client.env.Scheme.New(gvk)
+		if err != nil {
+			return nil, err
+		}
+		if err := replaceWith(it, obj, gvk); err != nil {
+			return nil, err
+		}
+		ok := true
+		for _, r := range sel.Requirements() {
+			vals := c.indexes[gvk.GroupKind()][r.Field](obj.(client.Object))
+			if !slices.Contains(vals, r.Value) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+// Informer records the handlers registered on it; the engine delivers events
+// to them with Deliver.
+type Informer struct {
+	cache    *Cache
+	GVK      schema.GroupVersionKind
+	Form     Form
+	Pos      int64 // the revision this informer has delivered up to
+	handlers []*registration
+}
+
+var _ cache.Informer = (*Informer)(nil)
+
+type registration struct {
+	h       toolscache.ResourceEventHandler
+	removed bool
+}
+
+func (r *registration) HasSynced() bool { return true }
+func (r *registration) HasSyncedChecker() toolscache.DoneChecker {
+	return doneChecker{}
+}
+
+type doneChecker struct{}
+
+func (doneChecker) Name() string { return "ctrlsim" }
+func (doneChecker) Done() <-chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+// AddEventHandler implements cache.Informer. As a started shared informer
+// does, it replays the objects it holds to the new handler as initial adds.
+func (i *Informer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	reg := &registration{h: h}
+	i.handlers = append(i.handlers, reg)
+	srv := i.cache.client.env.Server
+	k, ok := srv.KindFor(i.GVK.GroupKind())
+	if !ok {
+		return reg, nil
+	}
+	for _, u := range srv.Store().List(k.GVK.GroupKind(), "", i.Pos) {
+		obj, err := i.convert(u)
+		if err != nil {
+			return nil, err
+		}
+		h.OnAdd(obj, true)
+	}
+	return reg, nil
+}
+
+// AddEventHandlerWithResyncPeriod implements cache.Informer (resync is not modelled).
+func (i *Informer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, _ time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.AddEventHandler(h)
+}
+
+// AddEventHandlerWithOptions implements cache.Informer.
+func (i *Informer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, _ toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.AddEventHandler(h)
+}
+
+// RemoveEventHandler implements cache.Informer.
+func (i *Informer) RemoveEventHandler(handle toolscache.ResourceEventHandlerRegistration) error {
+	if r, ok := handle.(*registration); ok {
+		r.removed = true
+	}
+	return nil
+}
+
+// AddIndexers implements cache.Informer (client-go indexers are accepted; only
+// IndexField indexes serve MatchingFields).
+func (i *Informer) AddIndexers(toolscache.Indexers) error { return nil }
+
+// HasSynced implements cache.Informer.
+func (i *Informer) HasSynced() bool { return true }
+
+// HasSyncedChecker implements cache.Informer.
+func (i *Informer) HasSyncedChecker() toolscache.DoneChecker { return doneChecker{} }
+
+// IsStopped implements cache.Informer.
+func (i *Informer) IsStopped() bool { return false }
+
+// Handlers reports how many live handlers are registered.
+func (i *Informer) Handlers() int {
+	n := 0
+	for _, h := range i.handlers {
+		if !h.removed {
+			n++
+		}
+	}
+	return n
+}
+
+func (i *Informer) convert(u *unstructured.Unstructured) (runtime.Object, error) {
+	switch i.Form {
+	case Unstructured:
+		return u.DeepCopy(), nil
+	case Metadata:
+		p := &metav1.PartialObjectMetadata{}
+		return p, replaceWith(u, p, i.GVK)
+	}
+	obj, err := i.cache.client.env.Scheme.New(i.GVK)
+	if err != nil {
+		return nil, err
+	}
+	return obj, replaceWith(u, obj, i.GVK)
+}
+
+// Deliver hands one store event to every handler, as a shared informer's
+// processor does, and advances the informer's position. With notify false
+// the cache moves but the handlers are not told (a dropped event).
+func (i *Informer) Deliver(ev store.Event, notify bool) error {
+	i.Pos = ev.Rev
+	if !notify {
+		return nil
+	}
+	obj, err := i.convert(ev.Object)
+	if err != nil {
+		return err
+	}
+	var prev runtime.Object
+	if ev.Prev != nil {
+		if prev, err = i.convert(ev.Prev); err != nil {
+			return err
+		}
+	}
+	for _, r := range i.handlers {
+		if r.removed {
+			continue
+		}
+		switch ev.Type {
+		case store.Added:
+			r.h.OnAdd(obj, false)
+		case store.Modified:
+			r.h.OnUpdate(prev, obj)
+		case store.Deleted:
+			r.h.OnDelete(obj)
+		}
+	}
+	return nil
+}

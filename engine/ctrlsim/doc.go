@@ -1,0 +1,33 @@
+// Package ctrlsim is the controller-runtime surface that upstream controller
+// code calls, backed by the engine's simulated API server: a client.Client
+// per controller, a cache.Cache whose informers record the event handlers
+// upstream registers, and a manager.Manager good enough for an upstream
+// SetupWithManager to run unchanged.
+//
+// Every call crosses the boundary through Hooks: cached reads ask which
+// revision the controller's informer shows (the explorer may hold it back in
+// time), and every call is recorded, as etcd's robustness tests record each
+// client call. ctrlsim knows nothing of staleness or scheduling itself.
+//
+// Controllers are captured, not run: Manager.Add keeps the controller that
+// the builder made, the engine swaps its NewQueue for an engine-owned queue
+// and calls its Warmup, which starts the upstream sources (with upstream's
+// own handlers and predicates) without starting any worker. The engine then
+// decides when each event reaches the informers and when each Reconcile runs.
+//
+// # Fidelity
+//
+//   - Cached reads return deep copies of the object at the informer's
+//     revision (replacing the caller's object, as controller-runtime's cache
+//     reader does); live reads and write responses are decoded into the
+//     caller's object with encoding/json, as client-go's JSON decoder does
+//     (fields the response omits keep their previous values).
+//   - MatchingFields on cached lists uses the indexers registered through
+//     IndexField; non-indexed fields are an error, as in controller-runtime.
+//   - Unstructured objects bypass the cache unless the manager was told to
+//     cache them (controller-runtime's default); so do the kinds listed in
+//     ManagerOptions.Uncached.
+//   - Resync periods are not modelled: informers deliver events only.
+//   - Webhooks, metrics and health endpoints are accepted and ignored;
+//     leader election is always won.
+package ctrlsim

@@ -1,0 +1,90 @@
+package ctrlsim
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/apiserver"
+)
+
+// Env is what every client of one simulated cluster shares: the server and a
+// lock that serialises calls into it (upstream code may call from several
+// goroutines; the server itself is single-threaded).
+type Env struct {
+	Server *apiserver.Server
+	Scheme *runtime.Scheme
+	mu     sync.Mutex
+}
+
+// NewEnv wraps a server.
+func NewEnv(srv *apiserver.Server) *Env {
+	return &Env{Server: srv, Scheme: srv.Scheme()}
+}
+
+// Op is one API call at the boundary, as recorded for traces.
+type Op struct {
+	Controller  string
+	Verb        string // get, list, create, update, patch, apply, delete, deleteAllOf
+	Subresource string
+	PatchType   string
+	GVK         schema.GroupVersionKind
+	Namespace   string
+	Name        string
+	// Cached: served from the controller's informer view, at ViewRev.
+	Cached  bool
+	ViewRev int64
+	// CurrentRV: the object's resourceVersion in the server at the time of a
+	// cached read (differs from ObservedRV when the view is stale).
+	ObservedRV string
+	CurrentRV  string
+	// Precondition: the resourceVersion a write carried ("" = none).
+	Precondition string
+	RVBefore     string
+	RVAfter      string
+	Items        int // list: number of items returned
+	Err          error
+}
+
+// IsWrite reports whether the op changes (or tries to change) state.
+func (o *Op) IsWrite() bool {
+	switch o.Verb {
+	case "get", "list":
+		return false
+	}
+	return true
+}
+
+// Event is an event emitted through an EventRecorder.
+type Event struct {
+	Controller string
+	Object     string // kind ns/name
+	Type       string
+	Reason     string
+	Message    string
+}
+
+// Hooks connect a controller's clients and informers to the explorer.
+// Every method is called with the Env lock held, except Event.
+type Hooks interface {
+	// CacheRevision returns the revision the controller's informer for gk
+	// shows now, after delivering any events up to it. 0 means "now".
+	CacheRevision(gk schema.GroupKind) int64
+	// BeforeCall may refuse a call (e.g. a crash injected at a write).
+	BeforeCall(op *Op) error
+	// AfterCall sees the completed call.
+	AfterCall(op *Op)
+	// Event records an emitted Kubernetes event.
+	Event(ev Event)
+}
+
+// NopHooks reads the present and records nothing.
+type NopHooks struct{}
+
+func (NopHooks) CacheRevision(schema.GroupKind) int64 { return 0 }
+func (NopHooks) BeforeCall(*Op) error                 { return nil }
+func (NopHooks) AfterCall(*Op)                        {}
+func (NopHooks) Event(Event)                          {}
+
+var _ Hooks = NopHooks{}

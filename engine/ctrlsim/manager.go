@@ -1,0 +1,255 @@
+package ctrlsim
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"reflect"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+)
+
+// ManagerOptions configure one controller's manager.
+type ManagerOptions struct {
+	// Uncached lists kinds whose reads always go live (upstream mains pass
+	// these as client.CacheOptions.DisableFor).
+	Uncached []client.Object
+	// CacheUnstructured caches unstructured objects too.
+	CacheUnstructured bool
+	// Logger for upstream code; defaults to logr.Discard().
+	Logger logr.Logger
+}
+
+// Manager is a manager.Manager for exactly one controller identity. Upstream
+// SetupWithManager runs against it unchanged; the controllers it builds are
+// captured (see Captured) instead of started.
+type Manager struct {
+	env       *Env
+	name      string
+	hooks     Hooks
+	client    *Client
+	apiReader *Client
+	cache     *Cache
+	logger    logr.Logger
+	captured  []*Captured
+	other     []manager.Runnable
+	elected   chan struct{}
+}
+
+var _ manager.Manager = (*Manager)(nil)
+
+// NewManager returns the manager of controller name; hooks connect its
+// reads, writes and informers to the explorer.
+func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manager, error) {
+	if hooks == nil {
+		hooks = NopHooks{}
+	}
+	m := &Manager{env: env, name: name, hooks: hooks, logger: opts.Logger, elected: make(chan struct{})}
+	if m.logger.GetSink() == nil {
+		m.logger = logr.Discard()
+	}
+	close(m.elected)
+	m.client = &Client{env: env, name: name, hooks: hooks}
+	m.apiReader = &Client{env: env, name: name, hooks: hooks}
+	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, indexes: map[schema.GroupKind]map[string]client.IndexerFunc{},
+		uncached: map[schema.GroupKind]bool{}, Unstructured: opts.CacheUnstructured}
+	m.client.cache = m.cache
+	for _, o := range opts.Uncached {
+		gvk, err := apiutil.GVKForObject(o, env.Scheme)
+		if err != nil {
+			return nil, fmt.Errorf("ctrlsim: uncached kind: %w", err)
+		}
+		m.cache.uncached[gvk.GroupKind()] = true
+	}
+	return m, nil
+}
+
+// Name is the controller identity (also the default field manager).
+func (m *Manager) Name() string { return m.name }
+
+// SetInformerStart sets the revision at which new informers start listing.
+func (m *Manager) SetInformerStart(fn func(gk schema.GroupKind) int64) { m.cache.start = fn }
+
+// Cache returns the recording cache.
+func (m *Manager) Cache() *Cache { return m.cache }
+
+// Captured is a controller built by upstream's builder (or by Register),
+// held without workers.
+type Captured struct {
+	Name string
+	// Reconciler is controller-runtime's own controller: its Reconcile wraps
+	// upstream's with the reconciliation timeout. Panics propagate (the
+	// engine recovers them, with their stack).
+	Reconciler  reconcile.Reconciler
+	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+	runnable    manager.Runnable
+	log         func(*reconcile.Request) logr.Logger
+}
+
+// Logger returns the logger upstream would use for req.
+func (c *Captured) Logger(req reconcile.Request) logr.Logger {
+	if c.log == nil {
+		return logr.Discard()
+	}
+	return c.log(&req)
+}
+
+// Add implements manager.Manager: controllers are captured, anything else is
+// kept but never started (named in Other).
+func (m *Manager) Add(r manager.Runnable) error {
+	v := reflect.ValueOf(r)
+	if v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct && v.Elem().FieldByName("NewQueue").IsValid() {
+		if _, ok := r.(interface{ Warmup(context.Context) error }); ok {
+			rec, ok := r.(reconcile.Reconciler)
+			if !ok {
+				return fmt.Errorf("ctrlsim: controller %T is not a reconcile.Reconciler (typed requests are not supported)", r)
+			}
+			name, _ := v.Elem().FieldByName("Name").Interface().(string)
+			m.captured = append(m.captured, &Captured{Name: name, Reconciler: rec, runnable: r})
+			return nil
+		}
+	}
+	m.other = append(m.other, r)
+	return nil
+}
+
+// Controllers returns the captured controllers.
+func (m *Manager) Controllers() []*Captured { return m.captured }
+
+// Other returns runnables that were added but are not controllers; the
+// engine does not run them (a harness must say what they would have done).
+func (m *Manager) Other() []manager.Runnable { return m.other }
+
+// QueueFactory builds the engine-owned queue of a controller.
+type QueueFactory func(controller string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// Start wires every captured controller to a queue from newQueue and calls
+// its Warmup, which starts upstream's sources (handlers and predicates) and
+// no worker. ctx must outlive the run (handlers pass it to map functions).
+func (m *Manager) StartControllers(ctx context.Context, newQueue QueueFactory) error {
+	for _, c := range m.captured {
+		v := reflect.ValueOf(c.runnable).Elem()
+		captured := c
+		nq := func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+			captured.RateLimiter = rl
+			return newQueue(name, rl)
+		}
+		if err := setField(v, "NewQueue", reflect.ValueOf(nq)); err != nil {
+			return err
+		}
+		if err := setField(v, "EnableWarmup", reflect.ValueOf(ptr.To(true))); err != nil {
+			return err
+		}
+		if err := setField(v, "RecoverPanic", reflect.ValueOf(ptr.To(false))); err != nil {
+			return err
+		}
+		if lc := v.FieldByName("LogConstructor"); lc.IsValid() && !lc.IsNil() {
+			if fn, ok := lc.Interface().(func(*reconcile.Request) logr.Logger); ok {
+				c.log = fn
+			}
+		}
+		if err := c.runnable.(interface{ Warmup(context.Context) error }).Warmup(ctx); err != nil {
+			return fmt.Errorf("ctrlsim: warmup of %s: %w", c.Name, err)
+		}
+		if c.RateLimiter == nil {
+			return fmt.Errorf("ctrlsim: %s: Warmup did not build a queue (controller-runtime changed its wiring?)", c.Name)
+		}
+	}
+	return nil
+}
+
+func setField(v reflect.Value, name string, val reflect.Value) error {
+	f := v.FieldByName(name)
+	if !f.IsValid() || !f.CanSet() {
+		return fmt.Errorf("ctrlsim: controller-runtime's controller has no settable field %s", name)
+	}
+	if !val.Type().AssignableTo(f.Type()) {
+		return fmt.Errorf("ctrlsim: field %s has type %s, not %s", name, f.Type(), val.Type())
+	}
+	f.Set(val)
+	return nil
+}
+
+// GetClient implements cluster.Cluster: the controller's cached client.
+func (m *Manager) GetClient() client.Client { return m.client }
+
+// GetAPIReader implements cluster.Cluster: always reads the present.
+func (m *Manager) GetAPIReader() client.Reader { return m.apiReader }
+
+// GetCache implements cluster.Cluster.
+func (m *Manager) GetCache() cache.Cache { return m.cache }
+
+// GetFieldIndexer implements cluster.Cluster.
+func (m *Manager) GetFieldIndexer() client.FieldIndexer { return m.cache }
+
+// GetScheme implements cluster.Cluster.
+func (m *Manager) GetScheme() *runtime.Scheme { return m.env.Scheme }
+
+// GetRESTMapper implements cluster.Cluster.
+func (m *Manager) GetRESTMapper() meta.RESTMapper { return m.env.Server.RESTMapper() }
+
+// GetHTTPClient implements cluster.Cluster; there is no HTTP API to reach.
+func (m *Manager) GetHTTPClient() *http.Client { return &http.Client{} }
+
+// GetConfig implements cluster.Cluster; the host does not resolve.
+func (m *Manager) GetConfig() *rest.Config { return &rest.Config{Host: "https://ctrlsim.invalid"} }
+
+// GetEventRecorderFor implements recorder.Provider.
+func (m *Manager) GetEventRecorderFor(name string) record.EventRecorder {
+	return &recorder{m: m, name: name}
+}
+
+// GetEventRecorder implements recorder.Provider.
+func (m *Manager) GetEventRecorder(name string) events.EventRecorder {
+	return newStyle{&recorder{m: m, name: name}}
+}
+
+// Start implements manager.Manager; the engine drives controllers instead.
+func (m *Manager) Start(ctx context.Context) error {
+	return fmt.Errorf("ctrlsim: Manager.Start is not used; the engine drives controllers")
+}
+
+// Elected implements manager.Manager: always elected.
+func (m *Manager) Elected() <-chan struct{} { return m.elected }
+
+// AddMetricsServerExtraHandler implements manager.Manager (ignored).
+func (m *Manager) AddMetricsServerExtraHandler(string, http.Handler) error { return nil }
+
+// AddHealthzCheck implements manager.Manager (ignored).
+func (m *Manager) AddHealthzCheck(string, healthz.Checker) error { return nil }
+
+// AddReadyzCheck implements manager.Manager (ignored).
+func (m *Manager) AddReadyzCheck(string, healthz.Checker) error { return nil }
+
+// GetWebhookServer implements manager.Manager (never started).
+func (m *Manager) GetWebhookServer() webhook.Server { return webhook.NewServer(webhook.Options{}) }
+
+// GetLogger implements manager.Manager.
+func (m *Manager) GetLogger() logr.Logger { return m.logger }
+
+// GetControllerOptions implements manager.Manager: warm-up without workers,
+// no name validation (one manager per controller, many runs per process),
+// and panics left to the engine.
+func (m *Manager) GetControllerOptions() config.Controller {
+	return config.Controller{EnableWarmup: ptr.To(true), SkipNameValidation: ptr.To(true), RecoverPanic: ptr.To(false), Logger: m.logger}
+}
+
+// GetConverterRegistry implements manager.Manager.
+func (m *Manager) GetConverterRegistry() conversion.Registry { return conversion.NewRegistry() }

@@ -1,0 +1,64 @@
+package ctrlsim
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
+)
+
+// recorder is both an old-style (record) and a new-style (events) event
+// recorder: it keeps events in the trace instead of writing Event objects,
+// which keeps the store (and state hashes) free of event noise.
+//
+// Simplification: Event objects are not created in the API server; their
+// count/series aggregation is not modelled.
+type recorder struct {
+	m    *Manager
+	name string
+}
+
+var (
+	_ record.EventRecorder = (*recorder)(nil)
+	_ events.EventRecorder = newStyle{}
+)
+
+func describe(obj runtime.Object) string {
+	a, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("%T", obj)
+	}
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if kind == "" {
+		kind = fmt.Sprintf("%T", obj)
+	}
+	if a.GetNamespace() == "" {
+		return kind + " " + a.GetName()
+	}
+	return kind + " " + a.GetNamespace() + "/" + a.GetName()
+}
+
+func (r *recorder) emit(obj runtime.Object, eventtype, reason, msg string) {
+	r.m.hooks.Event(Event{Controller: r.name, Object: describe(obj), Type: eventtype, Reason: reason, Message: msg})
+}
+
+func (r *recorder) Event(obj runtime.Object, eventtype, reason, message string) {
+	r.emit(obj, eventtype, reason, message)
+}
+
+func (r *recorder) Eventf(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	r.emit(obj, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+func (r *recorder) AnnotatedEventf(obj runtime.Object, _ map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	r.emit(obj, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+// newStyle adapts recorder to the events API signature.
+type newStyle struct{ r *recorder }
+
+func (n newStyle) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	n.r.emit(regarding, eventtype, reason, fmt.Sprintf(note, args...))
+}

@@ -1,0 +1,263 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Key names one object: its kind (group+kind; the store keeps one version
+// per kind), namespace and name.
+type Key struct {
+	GroupKind schema.GroupKind
+	Namespace string
+	Name      string
+}
+
+// String renders the key as "Kind.group ns/name" (or "Kind.group name").
+func (k Key) String() string {
+	gk := k.GroupKind.Kind
+	if k.GroupKind.Group != "" {
+		gk += "." + k.GroupKind.Group
+	}
+	if k.Namespace == "" {
+		return gk + " " + k.Name
+	}
+	return gk + " " + k.Namespace + "/" + k.Name
+}
+
+// EventType is the kind of change a watch event reports.
+type EventType string
+
+// The three watch event types, as kube-apiserver names them.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+)
+
+// Event is one entry of the store's change log: the object as written at
+// revision Rev (for Deleted, the object's last state), and the state it
+// replaced (nil for Added).
+type Event struct {
+	Rev    int64
+	Type   EventType
+	Key    Key
+	Time   time.Time
+	Object *unstructured.Unstructured
+	Prev   *unstructured.Unstructured
+}
+
+type version struct {
+	rev int64
+	obj *unstructured.Unstructured // nil: deleted at rev
+}
+
+// Store is a multi-version object store. It is not safe for concurrent use:
+// the engine serialises all API calls (see package explore).
+type Store struct {
+	rev     int64
+	history map[Key][]version
+	byKind  map[schema.GroupKind][]Key // insertion order; sorted on read
+	log     []Event
+	clock   func() time.Time
+}
+
+// New returns an empty store whose events are stamped with clock().
+func New(clock func() time.Time) *Store {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Store{history: map[Key][]version{}, byKind: map[schema.GroupKind][]Key{}, clock: clock}
+}
+
+// Rev returns the current (latest) revision.
+func (s *Store) Rev() int64 { return s.rev }
+
+// ConflictError is returned by Put and Delete when the object's current
+// revision is not the expected one.
+type ConflictError struct {
+	Key      Key
+	Expected int64
+	Actual   int64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("store: %s: expected revision %d, found %d", e.Key, e.Expected, e.Actual)
+}
+
+// current returns the latest live version of key, or nil.
+func (s *Store) latest(key Key, atRev int64) *version {
+	h := s.history[key]
+	i := len(h) - 1
+	if atRev > 0 {
+		// history is sorted by rev; find the last entry with rev <= atRev.
+		i = -1
+		for j := len(h) - 1; j >= 0; j-- {
+			if h[j].rev <= atRev {
+				i = j
+				break
+			}
+		}
+	}
+	if i < 0 || h[i].obj == nil {
+		return nil
+	}
+	return &h[i]
+}
+
+// Get returns a copy of the object as of revision atRev (0: latest).
+func (s *Store) Get(key Key, atRev int64) (*unstructured.Unstructured, bool) {
+	v := s.latest(key, atRev)
+	if v == nil {
+		return nil, false
+	}
+	return v.obj.DeepCopy(), true
+}
+
+// CurrentRev returns the revision at which key was last written, 0 if it
+// does not exist.
+func (s *Store) CurrentRev(key Key) int64 {
+	if v := s.latest(key, 0); v != nil {
+		return v.rev
+	}
+	return 0
+}
+
+// List returns copies of all objects of gk in namespace ns ("" = all) as of
+// revision atRev (0: latest), sorted by namespace then name.
+func (s *Store) List(gk schema.GroupKind, ns string, atRev int64) []*unstructured.Unstructured {
+	keys := slices.Clone(s.byKind[gk])
+	slices.SortFunc(keys, func(a, b Key) int {
+		if a.Namespace != b.Namespace {
+			if a.Namespace < b.Namespace {
+				return -1
+			}
+			return 1
+		}
+		if a.Name < b.Name {
+			return -1
+		} else if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	var out []*unstructured.Unstructured
+	for _, k := range keys {
+		if ns != "" && k.Namespace != ns {
+			continue
+		}
+		if v := s.latest(k, atRev); v != nil {
+			out = append(out, v.obj.DeepCopy())
+		}
+	}
+	return out
+}
+
+// Kinds returns every kind that has ever been written, sorted.
+func (s *Store) Kinds() []schema.GroupKind {
+	var out []schema.GroupKind
+	for gk := range s.byKind {
+		out = append(out, gk)
+	}
+	slices.SortFunc(out, func(a, b schema.GroupKind) int {
+		if a.String() < b.String() {
+			return -1
+		} else if a.String() > b.String() {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Put writes obj under key if the key's current revision equals expect
+// (0: the key must not exist). It stamps the new revision into
+// metadata.resourceVersion, records an event and returns the stored copy.
+func (s *Store) Put(key Key, obj *unstructured.Unstructured, expect int64) (*unstructured.Unstructured, error) {
+	cur := s.latest(key, 0)
+	var curRev int64
+	if cur != nil {
+		curRev = cur.rev
+	}
+	if curRev != expect {
+		return nil, &ConflictError{Key: key, Expected: expect, Actual: curRev}
+	}
+	s.rev++
+	stored := obj.DeepCopy()
+	stored.SetResourceVersion(strconv.FormatInt(s.rev, 10))
+	if _, ok := s.history[key]; !ok {
+		s.byKind[key.GroupKind] = append(s.byKind[key.GroupKind], key)
+	}
+	s.history[key] = append(s.history[key], version{rev: s.rev, obj: stored})
+	ev := Event{Rev: s.rev, Type: Added, Key: key, Time: s.clock(), Object: stored}
+	if cur != nil {
+		ev.Type = Modified
+		ev.Prev = cur.obj
+	}
+	s.log = append(s.log, ev)
+	return stored.DeepCopy(), nil
+}
+
+// Delete removes key if its current revision equals expect. The DELETED
+// event carries last (the object's final content, e.g. with an updated
+// resourceVersion, as etcd's delete reports the revision of the delete).
+func (s *Store) Delete(key Key, last *unstructured.Unstructured, expect int64) (*unstructured.Unstructured, error) {
+	cur := s.latest(key, 0)
+	if cur == nil {
+		return nil, &ConflictError{Key: key, Expected: expect, Actual: 0}
+	}
+	if cur.rev != expect {
+		return nil, &ConflictError{Key: key, Expected: expect, Actual: cur.rev}
+	}
+	s.rev++
+	final := last.DeepCopy()
+	final.SetResourceVersion(strconv.FormatInt(s.rev, 10))
+	s.history[key] = append(s.history[key], version{rev: s.rev})
+	s.log = append(s.log, Event{Rev: s.rev, Type: Deleted, Key: key, Time: s.clock(), Object: final, Prev: cur.obj})
+	return final.DeepCopy(), nil
+}
+
+// Events returns the log entries with after < Rev <= upto (upto 0: latest),
+// in revision order. The returned events share objects with the store:
+// callers must not mutate them.
+func (s *Store) Events(after, upto int64) []Event {
+	if upto == 0 || upto > s.rev {
+		upto = s.rev
+	}
+	// Revisions are dense (1..rev) and the log holds exactly one event per
+	// revision, so the log index of revision r is r-1.
+	if after >= upto {
+		return nil
+	}
+	if after < 0 {
+		after = 0
+	}
+	return s.log[after:upto]
+}
+
+// RevAt returns the latest revision written at or before t (0 if none).
+func (s *Store) RevAt(t time.Time) int64 {
+	i, _ := slices.BinarySearchFunc(s.log, t, func(e Event, t time.Time) int {
+		if e.Time.After(t) {
+			return 1
+		}
+		return -1
+	})
+	if i == 0 {
+		return 0
+	}
+	return s.log[i-1].Rev
+}
+
+// TimeOf returns the time revision rev was written.
+func (s *Store) TimeOf(rev int64) time.Time {
+	if rev <= 0 || rev > s.rev {
+		return time.Time{}
+	}
+	return s.log[rev-1].Time
+}
