@@ -88,3 +88,11 @@ func (NopHooks) AfterCall(*Op)                        {}
 func (NopHooks) Event(Event)                          {}
 
 var _ Hooks = NopHooks{}
+
+// Lock serialises access to the server. Hooks run with it held; a hook that
+// delivers events (whose handlers may call clients) must Unlock around the
+// delivery and Lock again.
+func (e *Env) Lock() { e.mu.Lock() }
+
+// Unlock releases Lock.
+func (e *Env) Unlock() { e.mu.Unlock() }

@@ -1,0 +1,141 @@
+package explore
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+)
+
+// Controller is a controller the engine can run, as a harness registers it.
+type Controller struct {
+	Name string
+	// Setup wires the controller into mgr, normally by calling upstream's
+	// own SetupWithManager. It runs at start and again after every crash
+	// (a restarted process builds fresh in-memory state).
+	Setup func(ctx context.Context, mgr *ctrlsim.Manager) error
+	// Manager options (uncached kinds, logger).
+	Manager ctrlsim.ManagerOptions
+}
+
+// Cluster describes the simulated cluster a run starts from.
+type Cluster struct {
+	Scheme *runtime.Scheme
+	// Install serves the kinds the controllers need (CRDs) on a new server.
+	Install   func(srv *apiserver.Server) error
+	Ablations apiserver.Ablations
+}
+
+// WriteRef matches the n-th successful write (1-based) by a controller,
+// optionally of one kind and one verb.
+type WriteRef struct {
+	Controller string
+	Kind       schema.GroupKind // zero: any kind
+	Verb       string           // "": any write verb; "status": any status write
+	N          int
+}
+
+// Trigger says when something happens. Exactly one field is set.
+type Trigger struct {
+	Step       *int
+	Time       *time.Duration
+	AfterWrite *WriteRef
+	// When is a predicate over the state, evaluated between steps.
+	When func(State) (bool, error)
+	// Desc names the trigger in traces.
+	Desc string
+}
+
+// Window is a span of the run: from a trigger until another (or for a
+// duration, or to the end).
+type Window struct {
+	From  *Trigger // nil: from the start
+	Until *Trigger // nil: to the end (unless For)
+	For   time.Duration
+}
+
+// Staleness holds back one controller's cache of one kind.
+type Staleness struct {
+	Controller string
+	Kind       schema.GroupKind
+	// Mode: "lag" (the view shows the kind as it was Lag ago) or "frozen"
+	// (the view stays where it was when the window opened).
+	Mode   string
+	Lag    time.Duration
+	Window Window
+	// ExplorePlacement: the search enumerates the window's start over the
+	// controller's writes (after its 1st, 2nd, ... write) instead of From.
+	ExplorePlacement bool
+}
+
+// Crash aborts a controller's reconcile at its AtWrite-th write (the write is
+// not performed; earlier ones stay) and restarts the controller.
+type Crash struct {
+	Controller string
+	AtWrite    int
+	Repeat     bool
+	// ExplorePlacement: enumerate AtWrite over the controller's writes.
+	ExplorePlacement bool
+}
+
+// DropEvents makes a controller's informer for a kind update its cache
+// without notifying handlers during the window.
+type DropEvents struct {
+	Controller string
+	Kind       schema.GroupKind
+	Window     Window
+}
+
+// Ordering makes the relative order of these controllers' steps a choice
+// point during the window.
+type Ordering struct {
+	Controllers []string
+	Window      Window
+}
+
+// Action is a user action applied by the engine's "user" identity.
+type Action struct {
+	Name  string
+	At    Trigger
+	Op    string // create, update, patch, delete
+	Obj   *unstructured.Unstructured
+	Patch []byte
+	// PatchType for op patch.
+	PatchType types.PatchType
+}
+
+// Config is everything one exploration needs.
+type Config struct {
+	Scenario    string
+	Run         string // label for the trace header
+	Cluster     Cluster
+	Controllers []Controller
+	Objects     []*unstructured.Unstructured
+	Actions     []Action
+	Staleness   []Staleness
+	Crashes     []Crash
+	Drops       []DropEvents
+	Orderings   []Ordering
+	// Invariants are checked after every step (oracle "always" scope).
+	Invariants []func(State) (bool, error)
+	MaxSteps   int
+	Horizon    time.Duration
+	Seed       int64
+	Upstream   map[string]string
+	// Perturbations and Ablations name what is on, for the trace header.
+	PerturbationNames []string
+}
+
+// State is what oracles see: the objects as they are now, the step and the
+// virtual time since the start.
+type State struct {
+	Objects []*unstructured.Unstructured
+	Step    int
+	Time    time.Duration
+}

@@ -1,0 +1,40 @@
+// Package explore runs controllers against the simulated API server and
+// searches the schedules and perturbations a scenario allows.
+//
+// A state is the store, each controller's queue of pending requests
+// (deduplicated as client-go's workqueue does), each controller's informer
+// positions per kind, the pending RequeueAfter/backoff timers and virtual
+// time. A step runs one Reconcile of one controller for one request, with
+// the outcome handled as controller-runtime's reconcileHandler handles it
+// (error or Requeue: rate-limited requeue with the controller's own rate
+// limiter; RequeueAfter: Forget and requeue after; TerminalError: Forget).
+// Events reach informers (and through upstream's handlers and predicates,
+// the queues) when the controller's view lets them; when nothing is
+// runnable, time jumps to the next timer, visibility change or action.
+//
+// Everything runs on the caller's goroutine; inside a testing/synctest
+// bubble, time.Sleep and every clock read upstream makes are virtual, so a
+// run of hours takes milliseconds and is reproducible.
+//
+// # Search modes
+//
+//   - Reference: one run, FIFO across controllers.
+//   - DFS: every schedule over the scenario's choice points (which runnable
+//     controller goes next, where ordering is explored; where a perturbation
+//     window starts, where its placement is explored), by re-execution from
+//     the initial state with state de-duplication and depth/state bounds.
+//   - Random: seeded random walks over the same choice points.
+//   - Replay: follow the choices recorded in a trace and report the first
+//     step where the controllers now behave differently.
+//
+// # Fidelity
+//
+// Perturbations stay within client-go's informer contract: a controller's
+// cache for a kind shows a subsequence of the kind's states, in order, and
+// never goes back. Reads are evaluated when they happen, so a controller that
+// sleeps inside Reconcile sees its view move as virtual time passes.
+// Resync periods are not modelled. Determinism is promised for the engine's
+// own choices; where upstream code is itself nondeterministic (map order,
+// goroutines racing inside Reconcile) a run-twice comparison names the
+// first step that differs instead of hiding it.
+package explore

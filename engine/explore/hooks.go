@@ -1,0 +1,86 @@
+package explore
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/trace"
+)
+
+// hooks connect one controller's clients to the world.
+type hooks struct {
+	w *world
+	c *ctrl
+}
+
+var _ ctrlsim.Hooks = (*hooks)(nil)
+
+func (h *hooks) CacheRevision(gk schema.GroupKind) int64 {
+	if h.c.mgr == nil {
+		return 0
+	}
+	return h.w.sync(h.c, gk)
+}
+
+func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
+	c := h.c
+	if c.crashed {
+		return errCrashed
+	}
+	if !op.IsWrite() || h.w.curCtrl != c {
+		return nil
+	}
+	c.stepWrite++
+	for _, cr := range h.w.cfg.Crashes {
+		if cr.Controller != c.spec.Name || cr.AtWrite != c.stepWrite {
+			continue
+		}
+		if !cr.Repeat && c.crashes > 0 {
+			continue
+		}
+		c.crashed = true
+		op.Err = errCrashed
+		h.record(op)
+		panic(crashSignal{})
+	}
+	return nil
+}
+
+func (h *hooks) AfterCall(op *ctrlsim.Op) {
+	h.record(op)
+	if op.IsWrite() && op.Err == nil {
+		w := h.w
+		w.res.Writes[h.c.spec.Name]++
+		w.writeLog = append(w.writeLog, writeRec{controller: h.c.spec.Name, gk: op.GVK.GroupKind(), verb: op.Verb, sub: op.Subresource})
+		w.openWindows()
+	}
+}
+
+func (h *hooks) record(op *ctrlsim.Op) {
+	w := h.w
+	if w.cur == nil || w.curCtrl != h.c {
+		return
+	}
+	t := trace.Op{T: fmtDur(w.now()), Verb: op.Verb, Sub: op.Subresource, PatchType: op.PatchType, Kind: kindString(op.GVK),
+		Key: keyString(op.Namespace, op.Name), Cached: op.Cached, ViewRev: op.ViewRev, Observed: op.ObservedRV,
+		Current: op.CurrentRV, Pre: op.Precondition, Before: op.RVBefore, After: op.RVAfter, Items: op.Items,
+		Outcome: errorReason(op.Err)}
+	if op.Err != nil {
+		t.Error = op.Err.Error()
+	}
+	if op.Cached {
+		if w.cur.Views == nil {
+			w.cur.Views = map[string]trace.View{}
+		}
+		w.cur.Views[kindString(op.GVK)] = trace.View{Rev: op.ViewRev, Current: w.srv.Store().Rev()}
+	}
+	w.cur.Ops = append(w.cur.Ops, t)
+}
+
+func (h *hooks) Event(ev ctrlsim.Event) {
+	w := h.w
+	if w.cur == nil {
+		return
+	}
+	w.cur.Events = append(w.cur.Events, trace.Event{T: fmtDur(w.now()), Object: ev.Object, Type: ev.Type, Reason: ev.Reason, Message: ev.Message})
+}

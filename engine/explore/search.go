@@ -1,0 +1,185 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+
+	"github.com/ctrlbugs/corpus/engine/trace"
+)
+
+// Prefix follows a fixed list of choices, then takes the first option.
+type Prefix struct {
+	Choices []int
+	n       int
+}
+
+// Choose implements Chooser.
+func (p *Prefix) Choose(step int, options []string) int {
+	i := p.n
+	p.n++
+	if i < len(p.Choices) {
+		return p.Choices[i]
+	}
+	return 0
+}
+
+// Random picks uniformly with its own seeded source.
+type Random struct{ R *rand.Rand }
+
+// Choose implements Chooser.
+func (r Random) Choose(step int, options []string) int { return r.R.Intn(len(options)) }
+
+// DFSOptions bound a depth-first search.
+type DFSOptions struct {
+	MaxStates int // runs at most
+	MaxDepth  int // choice points at most per run
+}
+
+// DFS runs every schedule over cfg's choice points, de-duplicating choice
+// points by the state hash they are reached from. visit sees each run; it
+// returns false to stop the search.
+func DFS(ctx context.Context, cfg *Config, opts DFSOptions, visit func(prefix []int, r *Result) bool) (runs int, err error) {
+	if opts.MaxStates <= 0 {
+		opts.MaxStates = 10000
+	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = 50
+	}
+	seen := map[string]bool{}
+	stack := [][]int{nil}
+	for len(stack) > 0 && runs < opts.MaxStates {
+		prefix := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		r, err := Run(ctx, cfg, &Prefix{Choices: prefix})
+		if err != nil {
+			return runs, err
+		}
+		runs++
+		if !visit(prefix, r) {
+			return runs, nil
+		}
+		taken := make([]int, 0, len(r.Choices))
+		for _, c := range r.Choices {
+			taken = append(taken, c.Chosen)
+		}
+		// Alternatives at every choice point this run reached beyond its
+		// prefix, deepest last so the stack explores them first.
+		for j := len(prefix); j < len(r.Choices) && j < opts.MaxDepth; j++ {
+			key := fmt.Sprintf("%d|%s|%s", j, stateBefore(r, j), strings.Join(r.Choices[j].Options, ","))
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			for alt := range r.Choices[j].Options {
+				if alt == r.Choices[j].Chosen {
+					continue
+				}
+				p := append(append([]int{}, taken[:j]...), alt)
+				stack = append(stack, p)
+			}
+		}
+	}
+	return runs, nil
+}
+
+// stateBefore returns the hash of the state in which choice j was made.
+func stateBefore(r *Result, j int) string {
+	idx := r.ChoiceSteps[j] - 2 // snapshots are per step, 1-based
+	if idx < 0 || idx >= len(r.Snapshots) {
+		return "initial"
+	}
+	return r.Snapshots[idx].Hash
+}
+
+// RandomWalks runs trials seeded walks.
+func RandomWalks(ctx context.Context, cfg *Config, trials int, seed int64, visit func(trial int, r *Result) bool) error {
+	for i := range trials {
+		r, err := Run(ctx, cfg, Random{R: rand.New(rand.NewSource(seed + int64(i)))})
+		if err != nil {
+			return err
+		}
+		if !visit(i, r) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Divergence is the first difference between a recorded trace and a new run.
+type Divergence struct {
+	Step   int
+	Reason string
+}
+
+// Replay follows the choices recorded in rec and compares the new run's
+// steps with the recorded ones.
+func Replay(ctx context.Context, cfg *Config, rec *trace.Trace) (*Result, *Divergence, error) {
+	var choices []int
+	for _, s := range rec.Steps {
+		if s.Choice != nil {
+			choices = append(choices, s.Choice.Chosen)
+		}
+	}
+	r, err := Run(ctx, cfg, &Prefix{Choices: choices})
+	if err != nil {
+		return nil, nil, err
+	}
+	got, err := trace.Read(strings.NewReader(string(r.tw.Bytes())))
+	if err != nil {
+		return r, nil, err
+	}
+	return r, Compare(rec, got), nil
+}
+
+// Compare returns the first step at which two traces differ in what the
+// controllers did (which request ran, each call and its outcome, the
+// reconcile result), or nil.
+func Compare(want, got *trace.Trace) *Divergence {
+	n := min(len(want.Steps), len(got.Steps))
+	for i := range n {
+		a, b := want.Steps[i], got.Steps[i]
+		if d := diffStep(a, b); d != "" {
+			return &Divergence{Step: a.Step, Reason: d}
+		}
+	}
+	if len(want.Steps) != len(got.Steps) {
+		return &Divergence{Step: n + 1, Reason: fmt.Sprintf("recorded %d steps, now %d", len(want.Steps), len(got.Steps))}
+	}
+	return nil
+}
+
+func diffStep(a, b trace.Step) string {
+	if a.Controller != b.Controller || a.Request != b.Request {
+		return fmt.Sprintf("recorded %s %s, now %s %s", a.Controller, a.Request, b.Controller, b.Request)
+	}
+	if a.T != b.T {
+		return fmt.Sprintf("recorded start at %s, now %s", a.T, b.T)
+	}
+	for i := range min(len(a.Ops), len(b.Ops)) {
+		x, y := a.Ops[i], b.Ops[i]
+		if x.Verb != y.Verb || x.Sub != y.Sub || x.Kind != y.Kind || x.Key != y.Key || x.Outcome != y.Outcome || x.Pre != y.Pre || x.After != y.After {
+			return fmt.Sprintf("call %d: recorded %s, now %s", i+1, describeOp(x), describeOp(y))
+		}
+	}
+	if len(a.Ops) != len(b.Ops) {
+		return fmt.Sprintf("recorded %d calls, now %d", len(a.Ops), len(b.Ops))
+	}
+	if a.Result != b.Result || a.Requeue != b.Requeue {
+		return fmt.Sprintf("recorded result %s%s, now %s%s", a.Result, a.Requeue, b.Result, b.Requeue)
+	}
+	return ""
+}
+
+func describeOp(o trace.Op) string {
+	s := o.Verb
+	if o.Sub != "" {
+		s += "/" + o.Sub
+	}
+	s += " " + o.Kind + " " + o.Key + " -> " + o.Outcome
+	if o.After != "" {
+		s += " rv=" + o.After
+	}
+	return s
+}

@@ -1,0 +1,101 @@
+package oracle
+
+import "fmt"
+
+// Snapshot summarises the cluster after one step of a run, for
+// [NonConvergence].
+type Snapshot struct {
+	// Step is the step number.
+	Step int
+	// Hash identifies the normalised cluster state after the step. It
+	// should leave out what changes on every write whatever the
+	// controllers intend (resourceVersion, managedFields, timestamps), or
+	// every state looks new.
+	Hash string
+	// Writes counts the writes in this step that changed stored state.
+	Writes int
+	// Pending counts the work left after the step: queued requests plus
+	// armed timers.
+	Pending int
+}
+
+// NonConvergence judges whether a run settled. history is one run's
+// snapshots in step order; bound is how many consecutive writing steps at
+// the end of the run count as "writes that never stop" (>= 1).
+//
+// The rules, in order:
+//
+//  1. If the last snapshot has no pending work the run was quiescent at
+//     its end: the oracle holds, whatever happened before.
+//  2. If the last bound snapshots all wrote, writes never stopped: fails.
+//  3. If a state recurs after different states in between, with writes
+//     between the two occurrences and pending work at the second, the
+//     controllers are cycling: fails, naming the first such recurrence.
+//  4. Otherwise it holds: the run ended with work pending (typically
+//     periodic timers) but neither kept writing nor cycled.
+//
+// An empty history holds; bound < 1 is an error.
+func NonConvergence(history []Snapshot, bound int) Verdict {
+	v := Verdict{Type: TypeNonConvergence}
+	if bound < 1 {
+		v.Err = fmt.Sprintf("bound %d: must be at least 1", bound)
+		return v
+	}
+	if len(history) == 0 {
+		v.Holds = true
+		v.Evidence = "no steps recorded"
+		return v
+	}
+	last := history[len(history)-1]
+	if last.Pending == 0 {
+		v.Holds = true
+		v.Evidence = fmt.Sprintf("quiescent after step %d", last.Step)
+		return v
+	}
+	if len(history) >= bound {
+		tail := history[len(history)-bound:]
+		writes, all := 0, true
+		for _, s := range tail {
+			if s.Writes == 0 {
+				all = false
+				break
+			}
+			writes += s.Writes
+		}
+		if all {
+			v.Evidence = fmt.Sprintf("writes never stopped: each of the last %d steps (%d..%d) wrote, %d writes in all, %d pending at the end",
+				bound, tail[0].Step, last.Step, writes, last.Pending)
+			return v
+		}
+	}
+	// prefix[i] is the number of writes in history[:i].
+	prefix := make([]int, len(history)+1)
+	for i, s := range history {
+		prefix[i+1] = prefix[i] + s.Writes
+	}
+	lastSeen := make(map[string]int, len(history))
+	for j, s := range history {
+		i, seen := lastSeen[s.Hash]
+		lastSeen[s.Hash] = j
+		// i is the latest earlier occurrence, so every state strictly
+		// between i and j differs from this one: there are some iff j-i >= 2.
+		if !seen || j-i < 2 || s.Pending == 0 {
+			continue
+		}
+		if w := prefix[j+1] - prefix[i+1]; w > 0 {
+			v.Evidence = fmt.Sprintf("cycle: state %s after step %d recurs after step %d, through %d other states and %d writes, with %d pending",
+				short(s.Hash), history[i].Step, s.Step, j-i-1, w, s.Pending)
+			return v
+		}
+	}
+	v.Holds = true
+	v.Evidence = fmt.Sprintf("no cycle and writes stopped; %d pending after step %d", last.Pending, last.Step)
+	return v
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

@@ -1,0 +1,288 @@
+package oracle
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestNonConvergence(t *testing.T) {
+	snap := func(step int, hash string, writes, pending int) Snapshot {
+		return Snapshot{Step: step, Hash: hash, Writes: writes, Pending: pending}
+	}
+	tests := []struct {
+		name     string
+		history  []Snapshot
+		bound    int
+		holds    bool
+		err      string
+		evidence string
+	}{
+		{name: "empty", bound: 5, holds: true, evidence: "no steps"},
+		{name: "bad bound", history: []Snapshot{snap(1, "a", 0, 0)}, bound: 0, err: "bound 0"},
+		{
+			name:     "quiescent",
+			history:  []Snapshot{snap(1, "a", 1, 2), snap(2, "b", 1, 1), snap(3, "b", 0, 0)},
+			bound:    2,
+			holds:    true,
+			evidence: "quiescent after step 3",
+		},
+		{
+			name:     "cycled but quiescent at the end",
+			history:  []Snapshot{snap(1, "a", 1, 1), snap(2, "b", 1, 1), snap(3, "a", 1, 1), snap(4, "a", 0, 0)},
+			bound:    10,
+			holds:    true,
+			evidence: "quiescent",
+		},
+		{
+			name: "two controllers fighting",
+			history: []Snapshot{
+				snap(1, "x1", 1, 1), snap(2, "x2", 1, 1), snap(3, "x1", 1, 1), snap(4, "x2", 1, 1),
+			},
+			bound:    10,
+			evidence: "cycle: state x1 after step 1 recurs after step 3, through 1 other states and 2 writes",
+		},
+		{
+			name:     "writes never stop",
+			history:  []Snapshot{snap(1, "a", 0, 1), snap(2, "b", 1, 1), snap(3, "c", 2, 1), snap(4, "d", 1, 1)},
+			bound:    3,
+			evidence: "each of the last 3 steps (2..4) wrote, 4 writes in all",
+		},
+		{
+			name:     "timers pending, no writes at the end",
+			history:  []Snapshot{snap(1, "a", 1, 1), snap(2, "b", 1, 1), snap(3, "b", 0, 1), snap(4, "b", 0, 1)},
+			bound:    3,
+			holds:    true,
+			evidence: "no cycle and writes stopped; 1 pending after step 4",
+		},
+		{
+			name:     "same state repeated without change in between is no cycle",
+			history:  []Snapshot{snap(1, "a", 1, 1), snap(2, "a", 1, 1), snap(3, "a", 0, 1)},
+			bound:    3,
+			holds:    true,
+			evidence: "no cycle",
+		},
+		{
+			name:     "history shorter than bound",
+			history:  []Snapshot{snap(1, "a", 1, 1), snap(2, "b", 1, 1)},
+			bound:    3,
+			holds:    true,
+			evidence: "no cycle",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := NonConvergence(tt.history, tt.bound)
+			if v.Type != TypeNonConvergence {
+				t.Errorf("Type = %q", v.Type)
+			}
+			if tt.err != "" {
+				if !strings.Contains(v.Err, tt.err) || v.Holds {
+					t.Fatalf("verdict = %+v, want Err containing %q", v, tt.err)
+				}
+				return
+			}
+			if v.Err != "" || v.Holds != tt.holds {
+				t.Fatalf("verdict = %+v, want Holds=%v", v, tt.holds)
+			}
+			if !strings.Contains(v.Evidence, tt.evidence) {
+				t.Errorf("Evidence = %q, want containing %q", v.Evidence, tt.evidence)
+			}
+		})
+	}
+}
+
+func TestDivergence(t *testing.T) {
+	cm := func(val string) *unstructured.Unstructured {
+		return obj("v1", "ConfigMap", "default", "a", map[string]any{"data": map[string]any{"k": val}})
+	}
+	big := func(n int) FinalState {
+		data := map[string]any{}
+		for i := range 100 {
+			data[fmt.Sprintf("k%03d", i)] = fmt.Sprint(i * n)
+		}
+		return FinalState{Hash: fmt.Sprint("big", n), Objects: []*unstructured.Unstructured{obj("v1", "ConfigMap", "default", "big", map[string]any{"data": data})}}
+	}
+	tests := []struct {
+		name     string
+		finals   map[string]FinalState
+		holds    bool
+		evidence []string
+		maxLines int
+	}{
+		{name: "no runs", holds: true, evidence: []string{"all 0 runs"}},
+		{
+			name: "all equal",
+			finals: map[string]FinalState{
+				"seed-1": {Hash: "h1", Objects: []*unstructured.Unstructured{cm("x")}},
+				"seed-2": {Hash: "h1", Objects: []*unstructured.Unstructured{cm("x")}},
+			},
+			holds:    true,
+			evidence: []string{"all 2 runs ended in the same state"},
+		},
+		{
+			name: "two outcomes",
+			finals: map[string]FinalState{
+				"seed-1": {Hash: "h1", Objects: []*unstructured.Unstructured{cm("x")}},
+				"seed-3": {Hash: "h1", Objects: []*unstructured.Unstructured{cm("x")}},
+				"seed-2": {Hash: "h2", Objects: []*unstructured.Unstructured{cm("y")}},
+			},
+			evidence: []string{
+				"3 runs ended in 2 different states",
+				"h1: seed-1, seed-3",
+				"h2: seed-2",
+				"diff -seed-1 +seed-2",
+				`"v1/ConfigMap default/a"`,
+				`-`, `"x"`, `+`, `"y"`,
+			},
+		},
+		{
+			name: "hashes differ, objects equal",
+			finals: map[string]FinalState{
+				"a": {Hash: "h1", Objects: []*unstructured.Unstructured{cm("x")}},
+				"b": {Hash: "h2", Objects: []*unstructured.Unstructured{cm("x")}},
+			},
+			evidence: []string{"only their hashes differ"},
+		},
+		{
+			name:     "long diff is truncated",
+			finals:   map[string]FinalState{"a": big(1), "b": big(2)},
+			evidence: []string{"more lines)"},
+			maxLines: 4 + maxDiffLines + 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Divergence(tt.finals)
+			if v.Type != TypeDivergence || v.Err != "" || v.Holds != tt.holds {
+				t.Fatalf("verdict = %+v, want Holds=%v", v, tt.holds)
+			}
+			for _, e := range tt.evidence {
+				if !strings.Contains(v.Evidence, e) {
+					t.Errorf("Evidence lacks %q:\n%s", e, v.Evidence)
+				}
+			}
+			if n := strings.Count(v.Evidence, "\n") + 1; tt.maxLines > 0 && n > tt.maxLines {
+				t.Errorf("Evidence has %d lines, want at most %d", n, tt.maxLines)
+			}
+		})
+	}
+}
+
+func TestLostUpdate(t *testing.T) {
+	clobber := WriteRecord{
+		Step: 12, Controller: "b", Key: "apps/v1/Deployment default/web",
+		ReadRV: "5", PrevRV: "7", PrevWriter: "a",
+		ChangedPaths: []string{"spec.replicas", "metadata.labels"}, PrevChangedPaths: []string{"spec"},
+	}
+	with := func(f func(*WriteRecord)) WriteRecord {
+		w := clobber
+		f(&w)
+		return w
+	}
+	tests := []struct {
+		name     string
+		writes   []WriteRecord
+		holds    bool
+		evidence string
+	}{
+		{name: "no writes", holds: true, evidence: "no lost update in 0 writes"},
+		{
+			name:     "clobber",
+			writes:   []WriteRecord{{Step: 11, Controller: "a", Key: clobber.Key, Precondition: true}, clobber},
+			evidence: "step 12: b wrote apps/v1/Deployment default/web without precondition, having read 5, over resourceVersion 7 by a, clobbering spec.replicas",
+		},
+		{name: "counts the rest", writes: []WriteRecord{clobber, with(func(w *WriteRecord) { w.Step = 13 })}, evidence: "(and 1 more)"},
+		{name: "blind write", writes: []WriteRecord{with(func(w *WriteRecord) { w.ReadRV = "" })}, evidence: "having read nothing (blind write)"},
+		{name: "inner path of previous", writes: []WriteRecord{with(func(w *WriteRecord) {
+			w.ChangedPaths = []string{"spec"}
+			w.PrevChangedPaths = []string{"spec.template"}
+		})}, evidence: "clobbering spec"},
+		{name: "opaque versions differ", writes: []WriteRecord{with(func(w *WriteRecord) { w.ReadRV, w.PrevRV = "abc", "abd" })}, evidence: "over resourceVersion abd"},
+		{name: "with precondition", writes: []WriteRecord{with(func(w *WriteRecord) { w.Precondition = true })}, holds: true},
+		{name: "same writer", writes: []WriteRecord{with(func(w *WriteRecord) { w.PrevWriter = "b" })}, holds: true},
+		{name: "unknown previous writer", writes: []WriteRecord{with(func(w *WriteRecord) { w.PrevWriter = "" })}, holds: true},
+		{name: "read is current", writes: []WriteRecord{with(func(w *WriteRecord) { w.ReadRV = "7" })}, holds: true},
+		{name: "read is newer", writes: []WriteRecord{with(func(w *WriteRecord) { w.ReadRV = "9" })}, holds: true},
+		{name: "numeric not lexical", writes: []WriteRecord{with(func(w *WriteRecord) { w.ReadRV, w.PrevRV = "10", "9" })}, holds: true},
+		{name: "disjoint paths", writes: []WriteRecord{with(func(w *WriteRecord) { w.PrevChangedPaths = []string{"status"} })}, holds: true},
+		{name: "prefix is not a path prefix", writes: []WriteRecord{with(func(w *WriteRecord) { w.ChangedPaths = []string{"specification"} })}, holds: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := LostUpdate(tt.writes)
+			if v.Type != TypeLostUpdate || v.Err != "" || v.Holds != tt.holds {
+				t.Fatalf("verdict = %+v, want Holds=%v", v, tt.holds)
+			}
+			if !strings.Contains(v.Evidence, tt.evidence) {
+				t.Errorf("Evidence = %q, want containing %q", v.Evidence, tt.evidence)
+			}
+		})
+	}
+}
+
+func TestPanic(t *testing.T) {
+	stack := "goroutine 7 [running]:\nruntime/debug.Stack()\n\t/go/src/runtime/debug/stack.go:26\nmain.reconcile()\n\t/src/c.go:10\nmain.loop()\n\t/src/c.go:20\n"
+	tests := []struct {
+		name     string
+		panics   []PanicRecord
+		holds    bool
+		want     []string
+		notWant  []string
+		maxLines int
+	}{
+		{name: "none", holds: true, want: []string{"no panic"}},
+		{
+			name:     "one",
+			panics:   []PanicRecord{{Step: 4, Controller: "bucket", Value: "runtime error: invalid memory address\nsecond line", Stack: stack}},
+			want:     []string{"bucket panicked at step 4: runtime error: invalid memory address", "goroutine 7 [running]:", "main.reconcile()"},
+			notWant:  []string{"second line", "main.loop()", "and"},
+			maxLines: 1 + stackLines,
+		},
+		{
+			name:   "several",
+			panics: []PanicRecord{{Step: 1, Controller: "a", Value: "boom"}, {Step: 2, Controller: "b", Value: "bang"}},
+			want:   []string{"a panicked at step 1: boom (and 1 more panics)"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Panic(tt.panics)
+			if v.Type != TypePanic || v.Err != "" || v.Holds != tt.holds {
+				t.Fatalf("verdict = %+v, want Holds=%v", v, tt.holds)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(v.Evidence, w) {
+					t.Errorf("Evidence lacks %q:\n%s", w, v.Evidence)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(v.Evidence, w) {
+					t.Errorf("Evidence has %q:\n%s", w, v.Evidence)
+				}
+			}
+			if n := strings.Count(v.Evidence, "\n") + 1; tt.maxLines > 0 && n > tt.maxLines {
+				t.Errorf("Evidence has %d lines, want at most %d", n, tt.maxLines)
+			}
+		})
+	}
+}
+
+func TestVerdictString(t *testing.T) {
+	tests := []struct {
+		v    Verdict
+		want string
+	}{
+		{Verdict{Type: TypePanic, Holds: true}, "panic (panic): holds"},
+		{Verdict{Oracle: "p", Type: TypePanic, Holds: true, Evidence: "no panic"}, "p (panic): holds: no panic"},
+		{Verdict{Oracle: "p", Type: TypePanic, Evidence: "x panicked"}, "p (panic): FAILS: x panicked"},
+		{Verdict{Oracle: "c", Type: TypeCEL, Err: "no such key"}, "c (cel): error: no such key"},
+	}
+	for _, tt := range tests {
+		if got := tt.v.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+}

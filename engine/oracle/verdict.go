@@ -1,0 +1,62 @@
+package oracle
+
+import "fmt"
+
+// Oracle types, as named in scenario files.
+const (
+	TypeCEL            = "cel"
+	TypeNonConvergence = "nonConvergence"
+	TypeDivergence     = "divergence"
+	TypeLostUpdate     = "lostUpdate"
+	TypePanic          = "panic"
+)
+
+// Types lists every oracle type, in a fixed order.
+var Types = []string{TypeCEL, TypeNonConvergence, TypeDivergence, TypeLostUpdate, TypePanic}
+
+// Verdict is the outcome of one oracle on one run (or, for [Divergence],
+// on a set of runs).
+type Verdict struct {
+	// Oracle is the oracle's name from the scenario. The functions in this
+	// package leave it empty; set it with [Verdict.Named].
+	Oracle string
+	// Type is one of the Type* constants.
+	Type string
+	// Holds reports that the property held. It is false when Err is set.
+	Holds bool
+	// Err is set when the oracle could not judge: an evaluation error or
+	// malformed input. Assumptions broke; this is distinct from Holds=false.
+	Err string
+	// Evidence is short human text: the values involved, or the step where
+	// an invariant first failed.
+	Evidence string
+}
+
+// Named returns v with Oracle set to name.
+func (v Verdict) Named(name string) Verdict {
+	v.Oracle = name
+	return v
+}
+
+// Failed reports whether the verdict is a judged failure: the oracle could
+// judge (no Err) and the property did not hold.
+func (v Verdict) Failed() bool { return v.Err == "" && !v.Holds }
+
+// String renders the verdict on one line (Evidence may add more lines).
+func (v Verdict) String() string {
+	name := v.Oracle
+	if name == "" {
+		name = v.Type
+	}
+	switch {
+	case v.Err != "":
+		return fmt.Sprintf("%s (%s): error: %s", name, v.Type, v.Err)
+	case v.Holds:
+		if v.Evidence == "" {
+			return fmt.Sprintf("%s (%s): holds", name, v.Type)
+		}
+		return fmt.Sprintf("%s (%s): holds: %s", name, v.Type, v.Evidence)
+	default:
+		return fmt.Sprintf("%s (%s): FAILS: %s", name, v.Type, v.Evidence)
+	}
+}

@@ -1,0 +1,343 @@
+package scenario
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Load reads and decodes the scenario file at path; manifests are resolved
+// relative to the file's directory. It does not call Validate.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	return Decode(path, data, filepath.Dir(path))
+}
+
+// Decode decodes a scenario strictly: unknown fields (matched
+// case-sensitively), values of the wrong JSON type, null values, bad
+// duration strings and trailing data are errors naming the field's JSON
+// path. file names the scenario in errors; baseDir is the directory
+// manifests (and Scenario.ResolvePath) are relative to. Decode reads the
+// manifests, appends their documents to Objects and applies the defaults;
+// it does not call Validate.
+func Decode(file string, data []byte, baseDir string) (*Scenario, error) {
+	c := &collector{file: file}
+
+	// Pass 1: the generic value, walked against the Go types. This finds
+	// unknown fields and type errors with their exact paths.
+	var raw any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		c.add("", syntaxMsg(data, err))
+		return nil, c.list.err()
+	}
+	if end := int(dec.InputOffset()); len(bytes.TrimSpace(data[end:])) > 0 {
+		at := end + len(data[end:]) - len(bytes.TrimLeft(data[end:], " \t\r\n"))
+		c.add("", fmt.Sprintf("trailing data after the scenario object at %s", position(data, at)))
+		return nil, c.list.err()
+	}
+	if _, ok := raw.(map[string]any); !ok {
+		c.add("", "want a JSON object, got "+jsonKind(raw))
+		return nil, c.list.err()
+	}
+	c.shape("", raw, reflect.TypeFor[Scenario]())
+	if c.list != nil {
+		return nil, c.list.err()
+	}
+
+	// Pass 2: the typed decode. Pass 1 accepted the document, so this
+	// should not fail; if it does, the error is still located.
+	s := &Scenario{file: file, baseDir: baseDir}
+	dec = json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(s); err != nil {
+		c.list = append(c.list, translateJSONError(file, data, err))
+		return nil, c.list.err()
+	}
+	for i := range s.Objects {
+		s.Objects[i] = normalizeNumbers(s.Objects[i]).(map[string]any)
+		s.sources = append(s.sources, objectSource{field: fmt.Sprintf("objects[%d]", i)})
+	}
+	for i := range s.Actions {
+		if s.Actions[i].Object != nil {
+			s.Actions[i].Object = normalizeNumbers(s.Actions[i].Object).(map[string]any)
+		}
+	}
+	for i, m := range s.Manifests {
+		field := fmt.Sprintf("manifests[%d]", i)
+		if m == "" {
+			c.add(field, "empty path")
+			continue
+		}
+		docs, err := readManifest(s.ResolvePath(m))
+		if err != nil {
+			c.add(field, err.Error())
+			continue
+		}
+		for _, d := range docs {
+			s.Objects = append(s.Objects, d.obj)
+			s.sources = append(s.sources, objectSource{field: field, doc: d.n})
+		}
+	}
+	if c.list != nil {
+		return nil, c.list.err()
+	}
+	s.applyDefaults()
+	return s, nil
+}
+
+var (
+	durationType = reflect.TypeFor[Duration]()
+	rawType      = reflect.TypeFor[json.RawMessage]()
+)
+
+// shape checks the generic JSON value v against the Go type t, recording
+// errors under path.
+func (c *collector) shape(path string, v any, t reflect.Type) {
+	switch t {
+	case rawType:
+		return // any JSON value
+	case durationType:
+		s, ok := v.(string)
+		if !ok {
+			c.add(path, "want a duration string such as \"3s\", got "+jsonKind(v))
+			return
+		}
+		if _, err := parseDuration(s); err != nil {
+			c.add(path, err.Error())
+		}
+		return
+	}
+	if v == nil {
+		c.add(path, "null is not allowed; leave the field out instead")
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		c.shape(path, v, t.Elem())
+	case reflect.Map: // map[string]any: any object
+		if _, ok := v.(map[string]any); !ok {
+			c.add(path, "want object, got "+jsonKind(v))
+		}
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			c.add(path, "want object, got "+jsonKind(v))
+			return
+		}
+		fields := jsonFields(t)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			f, ok := fields[k]
+			if !ok {
+				c.add(join(path, k), unknownFieldMsg(k, fields))
+				continue
+			}
+			c.shape(join(path, k), m[k], f.Type)
+		}
+	case reflect.Slice:
+		a, ok := v.([]any)
+		if !ok {
+			c.add(path, "want array, got "+jsonKind(v))
+			return
+		}
+		for i, e := range a {
+			c.shape(fmt.Sprintf("%s[%d]", path, i), e, t.Elem())
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			c.add(path, "want string, got "+jsonKind(v))
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			c.add(path, "want boolean, got "+jsonKind(v))
+		}
+	case reflect.Int, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			c.add(path, "want integer, got "+jsonKind(v))
+			return
+		}
+		if _, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil {
+			c.add(path, fmt.Sprintf("want integer, got %s", n))
+		}
+	default:
+		// A field type this walker does not know: a programming error in
+		// this package, caught by TestSchemaMatchesTypes.
+		c.add(path, fmt.Sprintf("internal error: no shape check for %s", t))
+	}
+}
+
+// jsonFields maps the JSON names of t's fields to the fields.
+func jsonFields(t reflect.Type) map[string]reflect.StructField {
+	m := map[string]reflect.StructField{}
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		m[name] = f
+	}
+	return m
+}
+
+func unknownFieldMsg(k string, fields map[string]reflect.StructField) string {
+	for name := range fields {
+		if strings.EqualFold(name, k) {
+			return fmt.Sprintf("unknown field (did you mean %q?)", name)
+		}
+	}
+	return fmt.Sprintf("unknown field; known fields are %s", strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+}
+
+func jsonKind(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number, float64, int64:
+		return "number " + fmt.Sprint(v)
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// syntaxMsg describes a JSON syntax error with its line and column.
+func syntaxMsg(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// Offset counts the bytes read, including the offending one.
+		return fmt.Sprintf("invalid JSON at %s: %s", position(data, int(se.Offset)-1), se.Error())
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "invalid JSON: unexpected end of input"
+	}
+	return "invalid JSON: " + err.Error()
+}
+
+func position(data []byte, offset int) string {
+	offset = min(max(offset, 0), len(data))
+	line := bytes.Count(data[:offset], []byte("\n")) + 1
+	col := offset - bytes.LastIndexByte(data[:offset], '\n')
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+var jsonIndexRE = regexp.MustCompile(`\.(\d+)(\.|$)`)
+
+// translateJSONError locates an encoding/json error. Its paths are dotted
+// with bare indexes ("actions.0.op"); ours use brackets ("actions[0].op").
+func translateJSONError(file string, data []byte, err error) *Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		for jsonIndexRE.MatchString(field) {
+			field = jsonIndexRE.ReplaceAllString(field, "[$1]$2")
+		}
+		return &Error{File: file, Field: field, Msg: fmt.Sprintf("want %s, got JSON %s", te.Type, te.Value)}
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		n, _ := strconv.Unquote(name)
+		return &Error{File: file, Field: n, Msg: "unknown field"}
+	}
+	return &Error{File: file, Msg: syntaxMsg(data, err)}
+}
+
+// normalizeNumbers turns json.Numbers into int64 when integral and
+// float64 otherwise, as unstructured.Unstructured expects.
+func normalizeNumbers(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = normalizeNumbers(e)
+		}
+		return v
+	case []any:
+		for i, e := range v {
+			v[i] = normalizeNumbers(e)
+		}
+		return v
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	default:
+		return v
+	}
+}
+
+type manifestDoc struct {
+	n   int // 1-based document number in the file
+	obj map[string]any
+}
+
+// readManifest reads a multi-document YAML file. Empty documents are
+// skipped; every other document must be a mapping.
+func readManifest(path string) ([]manifestDoc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs []manifestDoc
+	for n := 1; ; n++ {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %v", path, n, err)
+		}
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: invalid YAML: %v", path, n, err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(j))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %v", path, n, err)
+		}
+		if v == nil {
+			continue // empty document
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: document %d: want a mapping (an object), got %s", path, n, jsonKind(v))
+		}
+		docs = append(docs, manifestDoc{n: n, obj: normalizeNumbers(m).(map[string]any)})
+	}
+	return docs, nil
+}

@@ -1,0 +1,61 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/ctrlbugs/corpus/engine/oracle"
+)
+
+// DefaultSearch is the search every zero field of Search falls back to.
+var DefaultSearch = Search{
+	Mode:      SearchReference,
+	MaxSteps:  500,
+	MaxStates: 10000,
+	MaxDepth:  50,
+	Trials:    20,
+	Seed:      1,
+	Horizon:   Duration{time.Hour},
+}
+
+// applyDefaults fills every zero field of s from DefaultSearch. Negative
+// values are kept, for Validate to reject.
+func (s *Search) applyDefaults() {
+	d := DefaultSearch
+	if s.Mode == "" {
+		s.Mode = d.Mode
+	}
+	if s.MaxSteps == 0 {
+		s.MaxSteps = d.MaxSteps
+	}
+	if s.MaxStates == 0 {
+		s.MaxStates = d.MaxStates
+	}
+	if s.MaxDepth == 0 {
+		s.MaxDepth = d.MaxDepth
+	}
+	if s.Trials == 0 {
+		s.Trials = d.Trials
+	}
+	if s.Seed == 0 {
+		s.Seed = d.Seed
+	}
+	if s.Horizon.Duration == 0 {
+		s.Horizon = d.Horizon
+	}
+}
+
+// applyDefaults sets the default scope of a cel oracle.
+func (o *Oracle) applyDefaults() {
+	if o.Type == oracle.TypeCEL && o.Scope == "" {
+		o.Scope = ScopeFinal
+	}
+}
+
+// applyDefaults applies every default of a scenario, once decoded. It is
+// the one place defaults live.
+func (s *Scenario) applyDefaults() {
+	s.Search.applyDefaults()
+	for i := range s.Oracles {
+		s.Oracles[i].applyDefaults()
+	}
+}

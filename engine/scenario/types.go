@@ -1,0 +1,294 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// Scenario is one scenario file: the cluster a run starts from, the
+// controllers under test, what happens to them, how the explorer searches,
+// and the oracles that judge the outcome.
+type Scenario struct {
+	// Name identifies the scenario; required, [a-z0-9-]+.
+	Name string `json:"name"`
+	// Description is free text for people.
+	Description string `json:"description,omitempty"`
+	// Project is the corpus project the controllers come from; required,
+	// [a-z0-9-]+.
+	Project string `json:"project"`
+	// Controllers names the controllers that run; required, non-empty,
+	// unique.
+	Controllers []string `json:"controllers"`
+	// Objects are the initial objects, each with apiVersion, kind and
+	// metadata.name. After Decode they also hold every document of every
+	// manifest, after the inline objects. Integers are int64 and other
+	// numbers float64, as in unstructured.Unstructured.
+	Objects []map[string]any `json:"objects,omitempty"`
+	// Manifests are YAML files, relative to the scenario file, whose
+	// documents are appended to Objects.
+	Manifests []string `json:"manifests,omitempty"`
+	// Actions are client writes made during the run.
+	Actions []Action `json:"actions,omitempty"`
+	// Perturbations are the faults the engine injects.
+	Perturbations []Perturbation `json:"perturbations,omitempty"`
+	// Search says how the explorer runs the scenario.
+	Search Search `json:"search,omitzero"`
+	// Oracles judge each run; required, non-empty.
+	Oracles []Oracle `json:"oracles"`
+	// Ablations name engine behaviours to switch off (Ablation*
+	// constants); unique.
+	Ablations []string `json:"ablations,omitempty"`
+
+	file    string         // the file named in errors
+	baseDir string         // the directory relative paths start from
+	sources []objectSource // where each of Objects came from
+}
+
+// objectSource says where an entry of Scenario.Objects was written: field
+// is the JSON path errors name, doc is the 1-based document number within
+// a manifest (0 for an inline object).
+type objectSource struct {
+	field string
+	doc   int
+}
+
+// File returns the file name the scenario was decoded under.
+func (s *Scenario) File() string { return s.file }
+
+// ResolvePath resolves a path written in the scenario (a manifest, a
+// replay trace) against the scenario file's directory. Absolute paths are
+// returned as they are.
+func (s *Scenario) ResolvePath(p string) string {
+	if filepath.IsAbs(p) || s.baseDir == "" {
+		return p
+	}
+	return filepath.Join(s.baseDir, p)
+}
+
+// Trigger says when something happens. Exactly one field is set.
+type Trigger struct {
+	// Step fires at the start of this step (0 is before the first).
+	Step *int `json:"step,omitempty"`
+	// Time fires at this virtual time since the start.
+	Time *Duration `json:"time,omitempty"`
+	// When fires at the first state where this CEL predicate is true; it
+	// has the oracle package's environment.
+	When string `json:"when,omitempty"`
+	// AfterWrite fires right after a given write of a controller.
+	AfterWrite *WriteRef `json:"afterWrite,omitempty"`
+}
+
+// WriteRef picks the Nth write of a controller, optionally only writes of
+// one kind or verb.
+type WriteRef struct {
+	// Controller is the writer; required, one of the scenario's controllers.
+	Controller string `json:"controller"`
+	// Kind restricts the count to one kind, "group/version/Kind" or
+	// "version/Kind" for the core group (see ParseKind).
+	Kind string `json:"kind,omitempty"`
+	// Verb restricts the count to one verb (Verb* constants).
+	Verb string `json:"verb,omitempty"`
+	// N is 1-based: 1 is the first matching write.
+	N int `json:"n"`
+}
+
+// Action is a client write made during the run.
+type Action struct {
+	// Name is optional; names given are unique.
+	Name string `json:"name,omitempty"`
+	// At says when the action happens.
+	At Trigger `json:"at"`
+	// Op is one of the Op* constants.
+	Op string `json:"op"`
+	// Object is the full object for create and update, and identifies the
+	// target (apiVersion, kind, metadata.name and namespace) for patch and
+	// delete.
+	Object map[string]any `json:"object"`
+	// PatchType is one of the Patch* constants; with op patch only, and
+	// required then.
+	PatchType string `json:"patchType,omitempty"`
+	// Patch is the patch body; with op patch only, and required then. A
+	// json patch is an array, merge and strategic patches are objects.
+	Patch json.RawMessage `json:"patch,omitempty"`
+}
+
+// Perturbation is a fault the engine injects into the run.
+type Perturbation struct {
+	// Type is one of the Perturb* constants.
+	Type string `json:"type"`
+	// Controller is the controller affected (staleness, crash, dropEvents).
+	Controller string `json:"controller,omitempty"`
+	// Controllers are the controllers whose order is perturbed (ordering
+	// only, at least two).
+	Controllers []string `json:"controllers,omitempty"`
+	// Kind restricts staleness or dropEvents to one kind (see ParseKind);
+	// required for staleness mode writes.
+	Kind string `json:"kind,omitempty"`
+	// Mode is the staleness mode (Staleness* constants); staleness only,
+	// required there.
+	Mode string `json:"mode,omitempty"`
+	// Lag is how far behind the controller's cache runs (mode lag, > 0).
+	Lag *Duration `json:"lag,omitempty"`
+	// StaleAt and CatchUpAt are positions in Kind's write sequence (mode
+	// writes): the cache stops after write StaleAt and catches up at write
+	// CatchUpAt; 0 <= StaleAt < CatchUpAt.
+	StaleAt   *int `json:"staleAt,omitempty"`
+	CatchUpAt *int `json:"catchUpAt,omitempty"`
+	// From opens the window in which the perturbation is active; absent is
+	// the start of the run.
+	From *Trigger `json:"from,omitempty"`
+	// Until closes the window; absent (with For absent) is the end of the run.
+	Until *Trigger `json:"until,omitempty"`
+	// For closes the window this long after it opens; not with Until.
+	For *Duration `json:"for,omitempty"`
+	// AtWrite aborts the reconcile at its Nth write (crash, >= 1).
+	AtWrite int `json:"atWrite,omitempty"`
+	// Repeat crashes every reconcile in the window, not only the first
+	// (crash only).
+	Repeat bool `json:"repeat,omitempty"`
+	// Explore makes the explorer enumerate where the window opens, as a
+	// choice point (staleness and crash only).
+	Explore bool `json:"explore,omitempty"`
+}
+
+// Search says how the explorer runs a scenario. Zero fields take the
+// defaults of [DefaultSearch].
+type Search struct {
+	// Mode is one of the Search* constants.
+	Mode string `json:"mode,omitempty"`
+	// MaxSteps bounds each run.
+	MaxSteps int `json:"maxSteps,omitempty"`
+	// MaxStates bounds a dfs search.
+	MaxStates int `json:"maxStates,omitempty"`
+	// MaxDepth bounds a dfs search's choice depth.
+	MaxDepth int `json:"maxDepth,omitempty"`
+	// Trials is the number of random runs.
+	Trials int `json:"trials,omitempty"`
+	// Seed seeds random choices; 0 means the default, 1.
+	Seed int64 `json:"seed,omitempty"`
+	// Horizon bounds virtual time.
+	Horizon Duration `json:"horizon,omitzero"`
+	// Trace is the trace a replay follows, relative to the scenario file
+	// (see Scenario.ResolvePath); replay only, required there.
+	Trace string `json:"trace,omitempty"`
+}
+
+// Oracle is one judgement of every run.
+type Oracle struct {
+	// Name is required and unique.
+	Name string `json:"name"`
+	// Type is one of oracle.Types.
+	Type string `json:"type"`
+	// Expr is the CEL predicate; cel only, required there.
+	Expr string `json:"expr,omitempty"`
+	// Scope says whether Expr must hold in the final state or in every
+	// state (Scope* constants); cel only, default final.
+	Scope string `json:"scope,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("3s",
+// "1h30m").
+type Duration struct{ time.Duration }
+
+// D returns a pointer to a Duration of d.
+func D(d time.Duration) *Duration { return &Duration{d} }
+
+// MarshalJSON writes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration string such as \"3s\"")
+	}
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("bad duration %q: want a Go duration such as \"3s\" or \"1h30m\"", s)
+	}
+	return v, nil
+}
+
+// Action ops.
+const (
+	OpCreate = "create"
+	OpUpdate = "update"
+	OpPatch  = "patch"
+	OpDelete = "delete"
+)
+
+// Patch types.
+const (
+	PatchMerge     = "merge"
+	PatchJSON      = "json"
+	PatchStrategic = "strategic"
+)
+
+// Write verbs, for WriteRef.Verb.
+const (
+	VerbCreate = "create"
+	VerbUpdate = "update"
+	VerbPatch  = "patch"
+	VerbApply  = "apply"
+	VerbDelete = "delete"
+	VerbStatus = "status"
+)
+
+// Perturbation types.
+const (
+	PerturbStaleness  = "staleness"
+	PerturbCrash      = "crash"
+	PerturbDropEvents = "dropEvents"
+	PerturbOrdering   = "ordering"
+)
+
+// Staleness modes.
+const (
+	StalenessLag    = "lag"
+	StalenessFrozen = "frozen"
+	StalenessWrites = "writes"
+)
+
+// Search modes.
+const (
+	SearchReference = "reference"
+	SearchDFS       = "dfs"
+	SearchRandom    = "random"
+	SearchReplay    = "replay"
+)
+
+// CEL oracle scopes.
+const (
+	ScopeFinal  = "final"
+	ScopeAlways = "always"
+)
+
+// Ablations.
+const (
+	AblationGeneration               = "generation"
+	AblationResourceVersionConflicts = "resourceVersionConflicts"
+	AblationNoopWrites               = "noopWrites"
+	AblationStatusSubresource        = "statusSubresource"
+)
+
+var (
+	ops               = []string{OpCreate, OpUpdate, OpPatch, OpDelete}
+	patchTypes        = []string{PatchMerge, PatchJSON, PatchStrategic}
+	verbs             = []string{VerbCreate, VerbUpdate, VerbPatch, VerbApply, VerbDelete, VerbStatus}
+	perturbationTypes = []string{PerturbStaleness, PerturbCrash, PerturbDropEvents, PerturbOrdering}
+	stalenessModes    = []string{StalenessLag, StalenessFrozen, StalenessWrites}
+	searchModes       = []string{SearchReference, SearchDFS, SearchRandom, SearchReplay}
+	scopes            = []string{ScopeFinal, ScopeAlways}
+	ablations         = []string{AblationGeneration, AblationResourceVersionConflicts, AblationNoopWrites, AblationStatusSubresource}
+)

@@ -1,0 +1,545 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/ctrlbugs/corpus/engine/oracle"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Known is what exists outside the scenario: the controllers the project
+// registers and the kinds the engine serves. A nil slice is not checked.
+type Known struct {
+	Controllers []string
+	Kinds       []schema.GroupVersionKind
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[a-z0-9-]+$`)
+	kindRE = regexp.MustCompile(`^(?:([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)/)?([a-z0-9]+)/([A-Z][A-Za-z0-9]*)$`)
+)
+
+// ParseKind parses "group/version/Kind", or "version/Kind" for the core
+// group (as in "v1/ConfigMap" or "source.toolkit.fluxcd.io/v1/Bucket").
+func ParseKind(s string) (schema.GroupVersionKind, error) {
+	m := kindRE.FindStringSubmatch(s)
+	if m == nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("bad kind %q: want group/version/Kind, or version/Kind for the core group (e.g. \"apps/v1/Deployment\", \"v1/ConfigMap\")", s)
+	}
+	return schema.GroupVersionKind{Group: m[1], Version: m[2], Kind: m[3]}, nil
+}
+
+// FormatKind is the inverse of ParseKind.
+func FormatKind(gvk schema.GroupVersionKind) string {
+	if gvk.Group == "" {
+		return gvk.Version + "/" + gvk.Kind
+	}
+	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
+}
+
+// Validate checks what Decode cannot: required fields, allowed values,
+// consistency between fields, that CEL expressions compile in the oracle
+// environment, and that controllers and kinds are among known's. It
+// returns nil, an *Error, or an ErrorList with every problem found. It
+// expects a scenario from Load or Decode, with the defaults applied.
+func (s *Scenario) Validate(known Known) error {
+	v := &validator{collector: collector{file: s.file}, s: s, known: known}
+	v.top()
+	v.objects()
+	actionNames := map[string]bool{}
+	for i := range s.Actions {
+		a := &s.Actions[i]
+		field := fmt.Sprintf("actions[%d]", i)
+		if a.Name != "" && actionNames[a.Name] {
+			v.add(join(field, "name"), fmt.Sprintf("duplicate action name %q", a.Name))
+		}
+		actionNames[a.Name] = true
+		v.action(field, a)
+	}
+	for i := range s.Perturbations {
+		v.perturbation(fmt.Sprintf("perturbations[%d]", i), &s.Perturbations[i])
+	}
+	v.search()
+	v.oracles()
+	return v.list.err()
+}
+
+type validator struct {
+	collector
+	s     *Scenario
+	known Known
+}
+
+func (v *validator) top() {
+	s := v.s
+	v.nameLike("name", s.Name)
+	v.nameLike("project", s.Project)
+	if len(s.Controllers) == 0 {
+		v.add("controllers", "required: name at least one controller")
+	}
+	seen := map[string]bool{}
+	for i, c := range s.Controllers {
+		f := fmt.Sprintf("controllers[%d]", i)
+		switch {
+		case c == "":
+			v.add(f, "empty controller name")
+		case seen[c]:
+			v.add(f, fmt.Sprintf("duplicate controller %q", c))
+		case v.known.Controllers != nil && !slices.Contains(v.known.Controllers, c):
+			v.add(f, fmt.Sprintf("unknown controller %q; known controllers are %s", c, strings.Join(v.known.Controllers, ", ")))
+		}
+		seen[c] = true
+	}
+	seenAbl := map[string]bool{}
+	for i, a := range s.Ablations {
+		f := fmt.Sprintf("ablations[%d]", i)
+		switch {
+		case !slices.Contains(ablations, a):
+			v.add(f, oneOf("ablation", a, ablations))
+		case seenAbl[a]:
+			v.add(f, fmt.Sprintf("duplicate ablation %q", a))
+		}
+		seenAbl[a] = true
+	}
+}
+
+func (v *validator) nameLike(field, val string) {
+	switch {
+	case val == "":
+		v.add(field, "required")
+	case !nameRE.MatchString(val):
+		v.add(field, fmt.Sprintf("%q: want lower-case letters, digits and '-' only", val))
+	}
+}
+
+func (v *validator) objects() {
+	seen := map[string]string{}
+	for i, o := range v.s.Objects {
+		field, prefix := fmt.Sprintf("objects[%d]", i), ""
+		if i < len(v.s.sources) {
+			src := v.s.sources[i]
+			field = src.field
+			if src.doc > 0 {
+				prefix = fmt.Sprintf("document %d: ", src.doc)
+			}
+		}
+		gvk, ns, name, ok := v.objectID(field, prefix, o)
+		if !ok {
+			continue
+		}
+		id := fmt.Sprintf("%s %s/%s", FormatKind(gvk), ns, name)
+		if prev, dup := seen[id]; dup {
+			v.add(field, fmt.Sprintf("%sduplicate object %s (also at %s)", prefix, id, prev))
+		}
+		seen[id] = strings.TrimSpace(field + " " + strings.TrimSuffix(prefix, ": "))
+	}
+}
+
+// objectID checks an object's apiVersion, kind and metadata.name (and
+// namespace, if present) and returns them. An inline object's errors name
+// the offending field; a manifest document's name the manifest, with prefix
+// ("document 2: ") and the field in the message.
+func (v *validator) objectID(field, prefix string, o map[string]any) (gvk schema.GroupVersionKind, ns, name string, ok bool) {
+	bad := func(sub, msg string) {
+		if prefix != "" {
+			v.add(field, prefix+sub+": "+msg)
+		} else {
+			v.add(join(field, sub), msg)
+		}
+		ok = false
+	}
+	ok = true
+	apiVersion, err := stringAt(o, "apiVersion")
+	if err != "" {
+		bad("apiVersion", err)
+	}
+	kind, err := stringAt(o, "kind")
+	if err != "" {
+		bad("kind", err)
+	}
+	switch md := o["metadata"].(type) {
+	case nil:
+		bad("metadata", "required, with a name")
+	case map[string]any:
+		if name, err = stringAt(md, "name"); err != "" {
+			bad("metadata.name", err)
+		}
+		if n, present := md["namespace"]; present {
+			if str, isStr := n.(string); isStr {
+				ns = str
+			} else {
+				bad("metadata.namespace", "want string, got "+jsonKind(n))
+			}
+		}
+	default:
+		bad("metadata", "want object, got "+jsonKind(md))
+	}
+	if !ok {
+		return gvk, ns, name, false
+	}
+	gv, perr := schema.ParseGroupVersion(apiVersion)
+	if perr != nil {
+		bad("apiVersion", fmt.Sprintf("bad apiVersion %q: %v", apiVersion, perr))
+		return gvk, ns, name, false
+	}
+	gvk = gv.WithKind(kind)
+	if v.known.Kinds != nil && !slices.Contains(v.known.Kinds, gvk) {
+		bad("kind", fmt.Sprintf("unknown kind %s", FormatKind(gvk)))
+		return gvk, ns, name, false
+	}
+	return gvk, ns, name, true
+}
+
+// stringAt returns m[k] as a non-empty string, or a complaint.
+func stringAt(m map[string]any, k string) (string, string) {
+	val, present := m[k]
+	if !present || val == nil {
+		return "", "required"
+	}
+	s, ok := val.(string)
+	if !ok {
+		return "", "want string, got " + jsonKind(val)
+	}
+	if s == "" {
+		return "", "empty"
+	}
+	return s, ""
+}
+
+func (v *validator) kind(field, k string) {
+	gvk, err := ParseKind(k)
+	if err != nil {
+		v.add(field, err.Error())
+		return
+	}
+	if v.known.Kinds != nil && !slices.Contains(v.known.Kinds, gvk) {
+		v.add(field, fmt.Sprintf("unknown kind %s", k))
+	}
+}
+
+// controller checks a reference to one of the scenario's controllers.
+func (v *validator) controller(field, c string) {
+	switch {
+	case c == "":
+		v.add(field, "required")
+	case len(v.s.Controllers) == 0:
+		// Already reported at controllers.
+	case !slices.Contains(v.s.Controllers, c):
+		v.add(field, fmt.Sprintf("controller %q is not among the scenario's controllers (%s)", c, strings.Join(v.s.Controllers, ", ")))
+	}
+}
+
+func (v *validator) trigger(field string, t *Trigger) {
+	var set []string
+	if t.Step != nil {
+		set = append(set, "step")
+		if *t.Step < 0 {
+			v.add(join(field, "step"), fmt.Sprintf("%d: must not be negative", *t.Step))
+		}
+	}
+	if t.Time != nil {
+		set = append(set, "time")
+		if t.Time.Duration < 0 {
+			v.add(join(field, "time"), fmt.Sprintf("%s: must not be negative", t.Time))
+		}
+	}
+	if t.When != "" {
+		set = append(set, "when")
+		if _, err := oracle.CompileCEL(t.When); err != nil {
+			v.add(join(field, "when"), "CEL: "+oneLine(err.Error()))
+		}
+	}
+	if w := t.AfterWrite; w != nil {
+		set = append(set, "afterWrite")
+		f := join(field, "afterWrite")
+		v.controller(join(f, "controller"), w.Controller)
+		if w.Kind != "" {
+			v.kind(join(f, "kind"), w.Kind)
+		}
+		if w.Verb != "" && !slices.Contains(verbs, w.Verb) {
+			v.add(join(f, "verb"), oneOf("verb", w.Verb, verbs))
+		}
+		if w.N < 1 {
+			v.add(join(f, "n"), fmt.Sprintf("%d: must be at least 1 (the first write is 1)", w.N))
+		}
+	}
+	switch len(set) {
+	case 0:
+		v.add(field, "needs exactly one of step, time, when, afterWrite; none is set")
+	case 1:
+	default:
+		v.add(field, fmt.Sprintf("needs exactly one of step, time, when, afterWrite; %s are set", strings.Join(set, " and ")))
+	}
+}
+
+func (v *validator) action(field string, a *Action) {
+	v.trigger(join(field, "at"), &a.At)
+	if !slices.Contains(ops, a.Op) {
+		if a.Op == "" {
+			v.add(join(field, "op"), "required: one of "+strings.Join(ops, ", "))
+		} else {
+			v.add(join(field, "op"), oneOf("op", a.Op, ops))
+		}
+	}
+	if a.Object == nil {
+		v.add(join(field, "object"), "required")
+	} else {
+		v.objectID(join(field, "object"), "", a.Object)
+	}
+	if !slices.Contains(ops, a.Op) {
+		return // whether patch fields belong depends on the op
+	}
+	if a.Op != OpPatch {
+		if a.PatchType != "" {
+			v.add(join(field, "patchType"), fmt.Sprintf("only with op patch, not %q", a.Op))
+		}
+		if a.Patch != nil {
+			v.add(join(field, "patch"), fmt.Sprintf("only with op patch, not %q", a.Op))
+		}
+		return
+	}
+	switch {
+	case a.PatchType == "":
+		v.add(join(field, "patchType"), "required with op patch: one of "+strings.Join(patchTypes, ", "))
+	case !slices.Contains(patchTypes, a.PatchType):
+		v.add(join(field, "patchType"), oneOf("patchType", a.PatchType, patchTypes))
+	}
+	if a.Patch == nil {
+		v.add(join(field, "patch"), "required with op patch")
+		return
+	}
+	var body any
+	if err := json.Unmarshal(a.Patch, &body); err != nil {
+		v.add(join(field, "patch"), "invalid JSON: "+err.Error())
+		return
+	}
+	switch _, isList := body.([]any); {
+	case a.PatchType == PatchJSON && !isList:
+		v.add(join(field, "patch"), "a json patch is an array of operations, got "+jsonKind(body))
+	case a.PatchType != PatchJSON && slices.Contains(patchTypes, a.PatchType):
+		if _, ok := body.(map[string]any); !ok {
+			v.add(join(field, "patch"), fmt.Sprintf("a %s patch is an object, got %s", a.PatchType, jsonKind(body)))
+		}
+	}
+}
+
+func (v *validator) perturbation(field string, p *Perturbation) {
+	f := func(name string) string { return join(field, name) }
+	forbid := func(name string, set bool, why string) {
+		if set {
+			v.add(f(name), why)
+		}
+	}
+	if !slices.Contains(perturbationTypes, p.Type) {
+		if p.Type == "" {
+			v.add(f("type"), "required: one of "+strings.Join(perturbationTypes, ", "))
+		} else {
+			v.add(f("type"), oneOf("perturbation type", p.Type, perturbationTypes))
+		}
+		return
+	}
+	notFor := fmt.Sprintf("not for type %s", p.Type)
+
+	// Who is perturbed.
+	if p.Type == PerturbOrdering {
+		forbid("controller", p.Controller != "", "ordering takes controllers (a list), not controller")
+		if len(p.Controllers) < 2 {
+			v.add(f("controllers"), fmt.Sprintf("ordering needs at least two controllers, got %d", len(p.Controllers)))
+		}
+		seen := map[string]bool{}
+		for i, c := range p.Controllers {
+			cf := fmt.Sprintf("%s[%d]", f("controllers"), i)
+			if seen[c] {
+				v.add(cf, fmt.Sprintf("duplicate controller %q", c))
+				continue
+			}
+			seen[c] = true
+			v.controller(cf, c)
+		}
+	} else {
+		forbid("controllers", p.Controllers != nil, notFor+"; use controller")
+		v.controller(f("controller"), p.Controller)
+	}
+
+	// Which kind.
+	switch p.Type {
+	case PerturbStaleness, PerturbDropEvents:
+		if p.Kind != "" {
+			v.kind(f("kind"), p.Kind)
+		}
+	default:
+		forbid("kind", p.Kind != "", notFor)
+	}
+
+	// Staleness modes.
+	if p.Type == PerturbStaleness {
+		switch p.Mode {
+		case "":
+			v.add(f("mode"), "required for staleness: one of "+strings.Join(stalenessModes, ", "))
+		case StalenessLag:
+			switch {
+			case p.Lag == nil:
+				v.add(f("lag"), "required with mode lag")
+			case p.Lag.Duration <= 0:
+				v.add(f("lag"), fmt.Sprintf("%s: must be positive", p.Lag))
+			}
+		case StalenessFrozen:
+		case StalenessWrites:
+			if p.Kind == "" {
+				v.add(f("kind"), "required with mode writes: positions count that kind's writes")
+			}
+			switch {
+			case p.StaleAt == nil:
+				v.add(f("staleAt"), "required with mode writes")
+			case *p.StaleAt < 0:
+				v.add(f("staleAt"), fmt.Sprintf("%d: must not be negative", *p.StaleAt))
+			}
+			switch {
+			case p.CatchUpAt == nil:
+				v.add(f("catchUpAt"), "required with mode writes")
+			case p.StaleAt != nil && *p.CatchUpAt <= *p.StaleAt:
+				v.add(f("catchUpAt"), fmt.Sprintf("%d: must be after staleAt (%d)", *p.CatchUpAt, *p.StaleAt))
+			}
+			forbid("from", p.From != nil, "not with mode writes: staleAt and catchUpAt are the window")
+			forbid("until", p.Until != nil, "not with mode writes: staleAt and catchUpAt are the window")
+			forbid("for", p.For != nil, "not with mode writes: staleAt and catchUpAt are the window")
+		default:
+			v.add(f("mode"), oneOf("staleness mode", p.Mode, stalenessModes))
+		}
+		if p.Mode != StalenessLag {
+			forbid("lag", p.Lag != nil, "only with mode lag")
+		}
+		if p.Mode != StalenessWrites {
+			forbid("staleAt", p.StaleAt != nil, "only with mode writes")
+			forbid("catchUpAt", p.CatchUpAt != nil, "only with mode writes")
+		}
+	} else {
+		forbid("mode", p.Mode != "", notFor)
+		forbid("lag", p.Lag != nil, notFor)
+		forbid("staleAt", p.StaleAt != nil, notFor)
+		forbid("catchUpAt", p.CatchUpAt != nil, notFor)
+	}
+
+	// Crash.
+	if p.Type == PerturbCrash {
+		if p.AtWrite < 1 {
+			v.add(f("atWrite"), fmt.Sprintf("%d: crash needs atWrite >= 1 (the reconcile's Nth write)", p.AtWrite))
+		}
+	} else {
+		forbid("atWrite", p.AtWrite != 0, notFor)
+		forbid("repeat", p.Repeat, notFor)
+	}
+	if p.Type != PerturbStaleness && p.Type != PerturbCrash {
+		forbid("explore", p.Explore, notFor)
+	}
+
+	// The window.
+	if p.From != nil {
+		v.trigger(f("from"), p.From)
+	}
+	if p.Until != nil {
+		v.trigger(f("until"), p.Until)
+	}
+	if p.For != nil {
+		forbid("for", p.Until != nil, "not with until: give one end of the window")
+		if p.For.Duration <= 0 {
+			v.add(f("for"), fmt.Sprintf("%s: must be positive", p.For))
+		}
+	}
+	if p.From != nil && p.Until != nil {
+		switch {
+		case p.From.Time != nil && p.Until.Time != nil && p.Until.Time.Duration <= p.From.Time.Duration:
+			v.add(f("until"), fmt.Sprintf("time %s is not after from's time %s: the window is empty", p.Until.Time, p.From.Time))
+		case p.From.Step != nil && p.Until.Step != nil && *p.Until.Step <= *p.From.Step:
+			v.add(f("until"), fmt.Sprintf("step %d is not after from's step %d: the window is empty", *p.Until.Step, *p.From.Step))
+		}
+	}
+}
+
+func (v *validator) search() {
+	s := &v.s.Search
+	if !slices.Contains(searchModes, s.Mode) {
+		v.add("search.mode", oneOf("search mode", s.Mode, searchModes))
+	}
+	for _, c := range []struct {
+		name string
+		val  int
+	}{{"maxSteps", s.MaxSteps}, {"maxStates", s.MaxStates}, {"maxDepth", s.MaxDepth}, {"trials", s.Trials}} {
+		if c.val < 1 {
+			v.add("search."+c.name, fmt.Sprintf("%d: must be at least 1", c.val))
+		}
+	}
+	if s.Horizon.Duration <= 0 {
+		v.add("search.horizon", fmt.Sprintf("%s: must be positive", s.Horizon))
+	}
+	switch {
+	case s.Mode == SearchReplay && s.Trace == "":
+		v.add("search.trace", "required with mode replay")
+	case s.Mode != SearchReplay && s.Trace != "":
+		v.add("search.trace", fmt.Sprintf("only with mode replay, not %q", s.Mode))
+	}
+}
+
+func (v *validator) oracles() {
+	if len(v.s.Oracles) == 0 {
+		v.add("oracles", "required: at least one oracle")
+	}
+	seen := map[string]bool{}
+	for i := range v.s.Oracles {
+		o := &v.s.Oracles[i]
+		field := fmt.Sprintf("oracles[%d]", i)
+		switch {
+		case o.Name == "":
+			v.add(join(field, "name"), "required")
+		case seen[o.Name]:
+			v.add(join(field, "name"), fmt.Sprintf("duplicate oracle name %q", o.Name))
+		}
+		seen[o.Name] = true
+		if !slices.Contains(oracle.Types, o.Type) {
+			if o.Type == "" {
+				v.add(join(field, "type"), "required: one of "+strings.Join(oracle.Types, ", "))
+			} else {
+				v.add(join(field, "type"), oneOf("oracle type", o.Type, oracle.Types))
+			}
+			continue
+		}
+		if o.Type != oracle.TypeCEL {
+			if o.Expr != "" {
+				v.add(join(field, "expr"), "only for type cel")
+			}
+			if o.Scope != "" {
+				v.add(join(field, "scope"), "only for type cel")
+			}
+			continue
+		}
+		if o.Expr == "" {
+			v.add(join(field, "expr"), "required for type cel")
+		} else if _, err := oracle.CompileCEL(o.Expr); err != nil {
+			v.add(join(field, "expr"), "CEL: "+oneLine(err.Error()))
+		}
+		if !slices.Contains(scopes, o.Scope) {
+			v.add(join(field, "scope"), oneOf("scope", o.Scope, scopes))
+		}
+	}
+}
+
+func oneOf(what, got string, allowed []string) string {
+	return fmt.Sprintf("unknown %s %q: want one of %s", what, got, strings.Join(allowed, ", "))
+}
+
+// oneLine keeps the message lines of a CEL error, which also draws the
+// expression with a caret under each problem, and joins them.
+func oneLine(s string) string {
+	var msgs []string
+	for l := range strings.Lines(s) {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "|") {
+			msgs = append(msgs, strings.TrimPrefix(l, "ERROR: <input>:"))
+		}
+	}
+	return strings.Join(msgs, "; ")
+}

@@ -1,0 +1,239 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Header opens a trace.
+type Header struct {
+	Type          string            `json:"type"` // "header"
+	Schema        int               `json:"schema"`
+	Scenario      string            `json:"scenario"`
+	Run           string            `json:"run,omitempty"` // e.g. reproduce, control, ablation
+	Mode          string            `json:"mode"`
+	Seed          int64             `json:"seed"`
+	Engine        string            `json:"engine"`
+	Upstream      map[string]string `json:"upstream,omitempty"`
+	Controllers   []string          `json:"controllers"`
+	Perturbations []string          `json:"perturbations,omitempty"`
+	Ablations     []string          `json:"ablations,omitempty"`
+}
+
+// Choice records a scheduling decision: the runnable options and the one taken.
+type Choice struct {
+	Options []string `json:"options"`
+	Chosen  int      `json:"chosen"`
+}
+
+// View is what a controller's informer for one kind showed during a step.
+type View struct {
+	Rev     int64 `json:"rev"`
+	Current int64 `json:"current"`
+}
+
+// Op is one API call a controller made.
+type Op struct {
+	T         string `json:"t"` // virtual time of the call
+	Verb      string `json:"verb"`
+	Sub       string `json:"sub,omitempty"`
+	PatchType string `json:"patchType,omitempty"`
+	Kind      string `json:"kind"`
+	Key       string `json:"key,omitempty"`
+	Cached    bool   `json:"cached,omitempty"`
+	ViewRev   int64  `json:"viewRev,omitempty"`
+	Observed  string `json:"observed,omitempty"` // RV returned by a read
+	Current   string `json:"current,omitempty"`  // RV in the server at a cached read
+	Pre       string `json:"pre,omitempty"`      // RV precondition a write carried
+	Before    string `json:"before,omitempty"`
+	After     string `json:"after,omitempty"`
+	Items     int    `json:"items,omitempty"`
+	Outcome   string `json:"outcome"` // ok, or the API error reason (Conflict, NotFound, ...)
+	Error     string `json:"error,omitempty"`
+}
+
+// Stale reports whether a cached read saw an older version than the server had.
+func (o Op) Stale() bool { return o.Cached && o.Current != "" && o.Observed != o.Current }
+
+// Event is a Kubernetes event a controller emitted.
+type Event struct {
+	T       string `json:"t"`
+	Object  string `json:"object"`
+	Type    string `json:"type"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Step is one reconcile of one request by one controller.
+type Step struct {
+	Type       string          `json:"type"` // "step"
+	Step       int             `json:"step"`
+	T          string          `json:"t"`   // virtual time at start
+	End        string          `json:"end"` // virtual time at return
+	Controller string          `json:"controller"`
+	Request    string          `json:"request"`
+	Choice     *Choice         `json:"choice,omitempty"`
+	Views      map[string]View `json:"views,omitempty"`
+	Ops        []Op            `json:"ops,omitempty"`
+	Events     []Event         `json:"events,omitempty"`
+	Result     string          `json:"result"` // ok, requeue, requeueAfter, error, panic, crash
+	Requeue    string          `json:"requeue,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Panic      string          `json:"panic,omitempty"`
+	Notes      []string        `json:"notes,omitempty"` // perturbations that switched on/off
+}
+
+// Action is a user action or external event applied by the engine.
+type Action struct {
+	Type    string `json:"type"` // "action"
+	Step    int    `json:"step"`
+	T       string `json:"t"`
+	Name    string `json:"name"`
+	Op      string `json:"op"`
+	Key     string `json:"key"`
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Verdict is an oracle's answer, as recorded.
+type Verdict struct {
+	Oracle   string `json:"oracle"`
+	Type     string `json:"type"`
+	Holds    bool   `json:"holds"`
+	Err      string `json:"err,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// Final closes a trace.
+type Final struct {
+	Type      string    `json:"type"` // "final"
+	Steps     int       `json:"steps"`
+	T         string    `json:"t"`
+	Stop      string    `json:"stop"` // quiescent, horizon, maxSteps
+	Pending   int       `json:"pending"`
+	StateHash string    `json:"stateHash"`
+	Verdicts  []Verdict `json:"verdicts"`
+}
+
+// Trace is a decoded trace.
+type Trace struct {
+	Header  Header
+	Steps   []Step
+	Actions []Action
+	Final   *Final
+	// Lines keeps every record in order (Step, Action values) for renderers.
+	Lines []any
+}
+
+// Writer encodes records, one per line.
+type Writer struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// NewWriter returns an in-memory trace writer.
+func NewWriter() *Writer {
+	w := &Writer{}
+	w.enc = json.NewEncoder(&w.buf)
+	w.enc.SetEscapeHTML(false)
+	return w
+}
+
+// Write appends one record.
+func (w *Writer) Write(rec any) error { return w.enc.Encode(rec) }
+
+// Bytes returns the trace so far.
+func (w *Writer) Bytes() []byte { return w.buf.Bytes() }
+
+// Hash returns "sha256:<hex>" of data.
+func Hash(data []byte) string {
+	s := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+// Read decodes a trace.
+func Read(r io.Reader) (*Trace, error) {
+	t := &Trace{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		raw := sc.Bytes()
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		var probe struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		dec := func(v any) error {
+			d := json.NewDecoder(bytes.NewReader(raw))
+			d.DisallowUnknownFields()
+			if err := d.Decode(v); err != nil {
+				return fmt.Errorf("line %d (%s): %w", line, probe.Type, err)
+			}
+			return nil
+		}
+		switch probe.Type {
+		case "header":
+			if err := dec(&t.Header); err != nil {
+				return nil, err
+			}
+			if t.Header.Schema != Schema {
+				return nil, fmt.Errorf("line %d: trace schema %d, this engine reads %d", line, t.Header.Schema, Schema)
+			}
+		case "step":
+			var s Step
+			if err := dec(&s); err != nil {
+				return nil, err
+			}
+			t.Steps = append(t.Steps, s)
+			t.Lines = append(t.Lines, s)
+		case "action":
+			var a Action
+			if err := dec(&a); err != nil {
+				return nil, err
+			}
+			t.Actions = append(t.Actions, a)
+			t.Lines = append(t.Lines, a)
+		case "final":
+			var f Final
+			if err := dec(&f); err != nil {
+				return nil, err
+			}
+			t.Final = &f
+		default:
+			return nil, fmt.Errorf("line %d: unknown record type %q", line, probe.Type)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if t.Header.Type != "header" {
+		return nil, fmt.Errorf("trace has no header")
+	}
+	return t, nil
+}
+
+// ReadFile decodes the trace at path.
+func ReadFile(path string) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
