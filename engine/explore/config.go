@@ -114,6 +114,7 @@ type Action struct {
 type Config struct {
 	Scenario    string
 	Run         string // label for the trace header
+	Variant     string // which run of a search this is (placement), for the header
 	Cluster     Cluster
 	Controllers []Controller
 	Objects     []*unstructured.Unstructured

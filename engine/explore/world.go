@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"os"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -130,6 +131,16 @@ type writeRec struct {
 	verb, sub  string
 }
 
+type runDirKey struct{}
+
+// RunDir returns a directory private to the current run, which outlives
+// controller restarts within the run (like a pod's emptyDir) and is removed
+// when the run ends. Setup functions use it for on-disk state.
+func RunDir(ctx context.Context) string {
+	dir, _ := ctx.Value(runDirKey{}).(string)
+	return dir
+}
+
 var errCrashed = errors.New("explore: the controller process has crashed (injected); this call was not made")
 
 type crashSignal struct{}
@@ -142,6 +153,12 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 	w := &world{ctx: ctx, cfg: cfg, chooser: chooser, start: time.Now(), byName: map[string]*ctrl{},
 		tw: trace.NewWriter(), res: &Result{Writes: map[string]int{}}}
 	w.res.tw = w.tw
+	dir, err := os.MkdirTemp("", "ctrlbugs-run-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	w.ctx = context.WithValue(ctx, runDirKey{}, dir)
 	for range cfg.Staleness {
 		w.stale = append(w.stale, &window{})
 	}
@@ -189,7 +206,7 @@ func (w *world) boot() error {
 	for _, c := range w.cfg.Controllers {
 		names = append(names, c.Name)
 	}
-	h := trace.Header{Type: "header", Schema: trace.Schema, Scenario: w.cfg.Scenario, Run: w.cfg.Run, Mode: "run",
+	h := trace.Header{Type: "header", Schema: trace.Schema, Scenario: w.cfg.Scenario, Run: w.cfg.Run, Variant: w.cfg.Variant, Mode: "run",
 		Seed: w.cfg.Seed, Engine: EngineVersion, Upstream: w.cfg.Upstream, Controllers: names,
 		Perturbations: w.cfg.PerturbationNames, Ablations: w.cfg.Cluster.Ablations.Names()}
 	w.res.header = h

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // Header opens a trace.
@@ -16,7 +17,8 @@ type Header struct {
 	Type          string            `json:"type"` // "header"
 	Schema        int               `json:"schema"`
 	Scenario      string            `json:"scenario"`
-	Run           string            `json:"run,omitempty"` // e.g. reproduce, control, ablation
+	Run           string            `json:"run,omitempty"`     // e.g. reproduce, control, ablation
+	Variant       string            `json:"variant,omitempty"` // which run of the search (placement, schedule)
 	Mode          string            `json:"mode"`
 	Seed          int64             `json:"seed"`
 	Engine        string            `json:"engine"`
@@ -237,3 +239,5 @@ func ReadFile(path string) (*Trace, error) {
 	}
 	return t, nil
 }
+
+func slicesSort(s []string) { slices.Sort(s) }

@@ -1,0 +1,252 @@
+package enginetest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctrlbugs/corpus/engine"
+	"github.com/ctrlbugs/corpus/engine/finding"
+	"github.com/ctrlbugs/corpus/engine/trace"
+)
+
+// Modes of TestFindings, chosen with the CTRLBUGS_MODE environment variable.
+const (
+	// ModeReproduce replays the recorded trace, prints its timeline and one
+	// verdict line (the default).
+	ModeReproduce = "reproduce"
+	// ModeVerify replays the recorded trace and runs the control: one line
+	// per finding.
+	ModeVerify = "verify"
+	// ModeRecord runs the scenario afresh and (re)writes the trace file.
+	ModeRecord = "record"
+	// ModeBump runs the scenario afresh on whatever upstream is pinned now
+	// and reports whether the finding still holds.
+	ModeBump = "bump"
+)
+
+// RepoRoot finds the repository root (the directory holding go.work).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	if r := os.Getenv("CTRLBUGS_ROOT"); r != "" {
+		return r
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("enginetest: no go.work above the working directory; set CTRLBUGS_ROOT")
+		}
+		dir = parent
+	}
+}
+
+// Findings runs a subtest per finding of project p, in the mode named by
+// CTRLBUGS_MODE. `make reproduce FINDING=id` runs TestFindings/id.
+func Findings(t *testing.T, p *engine.Project) {
+	root := RepoRoot(t)
+	all, err := finding.LoadAll(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := os.Getenv("CTRLBUGS_MODE")
+	if mode == "" {
+		mode = ModeReproduce
+	}
+	n := 0
+	for _, f := range all {
+		if f.Project != p.Name {
+			continue
+		}
+		n++
+		t.Run(f.ID, func(t *testing.T) { runFinding(t, p, f, mode) })
+	}
+	if n == 0 {
+		t.Logf("project %s has no findings", p.Name)
+	}
+}
+
+func verdictOf(o *engine.RunOutcome, name string) (fails bool, evidence string, err error) {
+	for _, v := range o.Verdicts {
+		if v.Oracle == name {
+			if v.Err != "" {
+				return false, "", fmt.Errorf("oracle %s could not judge: %s", name, v.Err)
+			}
+			return !v.Holds, v.Evidence, nil
+		}
+	}
+	return false, "", fmt.Errorf("the scenario has no oracle named %q", name)
+}
+
+// pick returns the run a finding's run refers to: the variant it names, or
+// the first run whose verdict is the expected one (for "holds": every run
+// must hold, and the first is returned).
+func pick(out *engine.Outcome, f *finding.Finding, r finding.Run) (*engine.RunOutcome, string) {
+	if len(out.Runs) == 0 {
+		return nil, "the search produced no run"
+	}
+	if r.Expect == "holds" {
+		for _, ro := range out.Runs {
+			fails, ev, err := verdictOf(ro, f.Oracle)
+			if err != nil {
+				return ro, err.Error()
+			}
+			if fails {
+				return ro, fmt.Sprintf("oracle %s fails in run %q: %s", f.Oracle, ro.Label, ev)
+			}
+		}
+		return out.Runs[0], ""
+	}
+	for _, ro := range out.Runs {
+		fails, _, err := verdictOf(ro, f.Oracle)
+		if err != nil {
+			return ro, err.Error()
+		}
+		if fails {
+			return ro, ""
+		}
+	}
+	return out.Runs[0], fmt.Sprintf("oracle %s holds in all %d runs", f.Oracle, len(out.Runs))
+}
+
+func opts(r finding.Run) engine.Options {
+	return engine.Options{Label: r.Label, DropPerturbations: r.DropPerturbations, Ablations: r.Ablations, Variant: r.Variant}
+}
+
+func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string) {
+	scn, err := engine.LoadScenario(f.Abs(f.Scenario), p)
+	if err != nil {
+		fmt.Printf("%s: HARNESS-BROKEN scenario: %v\n", f.ID, err)
+		t.Fatal(err)
+	}
+	seed := scn.Search.Seed
+	verdict := map[string]string{finding.Reproduces: "REPRODUCED", finding.FixedUpstream: "REPRODUCED", finding.Refuted: "REFUTED"}[f.Status]
+	switch mode {
+	case ModeRecord:
+		var tr []byte
+		Bubble(t, seed, func(t *testing.T) {
+			out, err := engine.Run(t.Context(), scn, p, opts(f.Primary))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ro, problem := pick(out, f, f.Primary)
+			if problem != "" {
+				t.Fatalf("%s: primary run does not give the expected verdict: %s", f.ID, problem)
+			}
+			tr = ro.Trace
+		})
+		if err := os.WriteFile(f.Abs(f.Trace), tr, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("%s: recorded %s (%d bytes) trace=%s\n", f.ID, f.Trace, len(tr), trace.Hash(tr))
+		return
+	case ModeBump:
+		Bubble(t, seed, func(t *testing.T) {
+			out, err := engine.Run(t.Context(), scn, p, opts(f.Primary))
+			if err != nil {
+				fmt.Printf("%s: harness broken: %v\n", f.ID, err)
+				t.Fail()
+				return
+			}
+			_, problem := pick(out, f, f.Primary)
+			switch {
+			case problem == "" && f.Primary.Expect == "fails":
+				fmt.Printf("%s: still reproduces\n", f.ID)
+			case problem == "":
+				fmt.Printf("%s: still refuted (oracle holds in all %d runs)\n", f.ID, len(out.Runs))
+			case f.Primary.Expect == "fails":
+				fmt.Printf("%s: no longer reproduces (candidate fixed-upstream): %s\n", f.ID, problem)
+			default:
+				fmt.Printf("%s: the refuted claim now reproduces: %s\n", f.ID, problem)
+			}
+		})
+		return
+	}
+	rec, err := trace.ReadFile(f.Abs(f.Trace))
+	if err != nil {
+		fmt.Printf("%s: HARNESS-BROKEN no recorded trace: %v\n", f.ID, err)
+		t.Fatal(err)
+	}
+	recorded, _ := os.ReadFile(f.Abs(f.Trace))
+	var replayed []byte
+	mismatch := ""
+	Bubble(t, seed, func(t *testing.T) {
+		o := opts(f.Primary)
+		o.Mode, o.Replay, o.Variant = "replay", rec, rec.Header.Variant
+		out, err := engine.Run(t.Context(), scn, p, o)
+		if err != nil {
+			mismatch = "harness error: " + err.Error()
+			return
+		}
+		ro := out.Runs[0]
+		replayed = ro.Trace
+		if d := out.ReplayDivergence; d != nil {
+			mismatch = fmt.Sprintf("the controller now behaves differently from the trace at step %d: %s", d.Step, d.Reason)
+			return
+		}
+		fails, ev, err := verdictOf(ro, f.Oracle)
+		if err != nil {
+			mismatch = err.Error()
+			return
+		}
+		if (f.Primary.Expect == "fails") != fails {
+			mismatch = fmt.Sprintf("oracle %s was expected to %s but %s (%s)", f.Oracle, strings.TrimSuffix(f.Primary.Expect, "s"),
+				map[bool]string{true: "fails", false: "holds"}[fails], ev)
+			return
+		}
+		if !bytes.Equal(replayed, recorded) {
+			mismatch = "the replayed trace is not byte-identical to the recorded one: " + firstDiff(recorded, replayed)
+		}
+	})
+	if mode == ModeReproduce {
+		if tr, err := trace.Read(bytes.NewReader(replayed)); err == nil {
+			fmt.Print(trace.Timeline(tr, 60))
+		}
+		if mismatch != "" {
+			fmt.Printf("%s: MISMATCH with the recorded %s: %s\n", f.ID, strings.ToUpper(verdict), mismatch)
+			t.Fail()
+			return
+		}
+		fmt.Printf("%s: %s as recorded trace=%s\n", f.ID, verdict, trace.Hash(replayed))
+		return
+	}
+	// verify: the control run must give the oracle the opposite answer.
+	control := "clean"
+	Bubble(t, seed, func(t *testing.T) {
+		out, err := engine.Run(t.Context(), scn, p, opts(f.Control))
+		if err != nil {
+			control = "harness error: " + err.Error()
+			return
+		}
+		if _, problem := pick(out, f, f.Control); problem != "" {
+			control = strings.ReplaceAll(problem, " ", "_")
+		}
+	})
+	observed := verdict
+	if mismatch != "" {
+		observed = "MISMATCH(" + mismatch + ")"
+	}
+	fmt.Printf("%s %s control=%s trace=%s\n", f.ID, observed, control, trace.Hash(replayed))
+	if mismatch != "" || control != "clean" {
+		t.Fail()
+	}
+}
+
+func firstDiff(a, b []byte) string {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d: recorded %.200s | now %.200s", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("recorded %d lines, now %d", len(al), len(bl))
+}

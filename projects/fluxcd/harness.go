@@ -1,0 +1,135 @@
+package ctrlbugs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/artifact/storage"
+	helper "github.com/fluxcd/pkg/runtime/controller"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/fluxcd/source-controller/internal/controller"
+
+	"github.com/ctrlbugs/corpus/engine"
+	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/explore"
+)
+
+// UpstreamModule is the upstream module this harness pins.
+const UpstreamModule = "github.com/fluxcd/source-controller"
+
+// ControllerName is the field manager upstream main gives its reconcilers.
+const ControllerName = "source-controller"
+
+// StorageHostname is what upstream's deployment passes as --storage-adv-addr.
+const StorageHostname = "source-controller.flux-system.svc.cluster.local."
+
+// Scheme returns a scheme with the built-in kinds and source-controller's API.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := sourcev1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// upstreamModules lists the modules whose versions traces record.
+var upstreamModules = []string{UpstreamModule, "github.com/fluxcd/pkg/runtime", "sigs.k8s.io/controller-runtime"}
+
+// goList asks the go command about the build list this module is tested
+// with (test binaries carry no dependency build information).
+func goList(mod, format string) (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", format, mod).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return "", fmt.Errorf("go list -m %s: %s", mod, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("go list -m %s: %w", mod, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// upstreamVersions returns the pinned version of each upstream module.
+func upstreamVersions() (map[string]string, error) {
+	out := map[string]string{}
+	for _, m := range upstreamModules {
+		v, err := goList(m, "{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}")
+		if err != nil {
+			return nil, err
+		}
+		out[m] = v
+	}
+	return out, nil
+}
+
+// Project returns the engine project for source-controller: the Bucket CRD
+// from the pinned module, and the real BucketReconciler wired through its
+// own SetupWithManager.
+func Project() (*engine.Project, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	versions, err := upstreamVersions()
+	if err != nil {
+		return nil, err
+	}
+	// The CRDs ship in the pinned module; read them from the module cache
+	// (the corpus never copies upstream files).
+	dir, err := goList(UpstreamModule, "{{.Dir}}")
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("%s is not in the module cache: run `go mod download` in projects/fluxcd", UpstreamModule)
+	}
+	crds := filepath.Join(dir, "config", "crd", "bases", "source.toolkit.fluxcd.io_buckets.yaml")
+	return &engine.Project{
+		Name:     "fluxcd",
+		Upstream: versions,
+		Cluster: explore.Cluster{
+			Scheme:  scheme,
+			Install: func(srv *apiserver.Server) error { return srv.InstallCRDFile(crds) },
+		},
+		Controllers: []explore.Controller{{
+			Name:  "bucket",
+			Setup: setupBucket,
+			// Upstream main disables the cache for Secrets and ConfigMaps
+			// (main.go, Client.Cache.DisableFor) unless a feature gate is on.
+			Manager: ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}},
+		}},
+	}, nil
+}
+
+// setupBucket builds the reconciler as upstream main does (main.go:282-290)
+// and runs upstream's SetupWithManager, which sets the patch options and the
+// event filter (GenerationChanged or ReconcileRequested).
+func setupBucket(ctx context.Context, mgr *ctrlsim.Manager) error {
+	dir := filepath.Join(explore.RunDir(ctx), "storage")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	r := &controller.BucketReconciler{
+		Client:        mgr.GetClient(),
+		EventRecorder: mgr.GetEventRecorderFor(ControllerName),
+		Storage: &storage.Storage{BasePath: dir, Hostname: StorageHostname,
+			ArtifactRetentionTTL: time.Minute, ArtifactRetentionRecords: 2},
+		ControllerName: ControllerName,
+	}
+	// The flags' defaults: 750ms exponential backoff, capped at 15m.
+	rl := helper.GetRateLimiter(helper.RateLimiterOptions{MinRetryDelay: 750 * time.Millisecond, MaxRetryDelay: 15 * time.Minute})
+	return r.SetupWithManager(mgr, controller.BucketReconcilerOptions{RateLimiter: rl})
+}
