@@ -267,6 +267,9 @@ func (w *world) loop() error {
 	w.res.Final = st
 	w.res.FinalHash = HashObjects(st.Objects)
 	w.res.Steps = w.step
+	for _, c := range w.ctrls {
+		w.res.Pending += len(c.q.items) + len(c.q.waiting)
+	}
 	return nil
 }
 

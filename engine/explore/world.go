@@ -57,6 +57,8 @@ type Result struct {
 	FinalHash string
 	Stop      string
 	Steps     int
+	// Pending counts queued requests and waiting timers at the end.
+	Pending int
 	Panics    []PanicRecord
 	Snapshots []Snapshot
 	// Choices taken at each choice point, and the options offered.
@@ -78,7 +80,7 @@ func (r *Result) TraceSoFar() []byte { return r.tw.Bytes() }
 
 // Finish appends the final record with the verdicts and returns the trace.
 func (r *Result) Finish(verdicts []trace.Verdict) []byte {
-	_ = r.tw.Write(trace.Final{Type: "final", Steps: r.Steps, T: fmtDur(r.Final.Time), Stop: r.Stop,
+	_ = r.tw.Write(trace.Final{Type: "final", Steps: r.Steps, T: fmtDur(r.Final.Time), Stop: r.Stop, Pending: r.Pending,
 		StateHash: r.FinalHash, Verdicts: verdicts})
 	r.Trace = r.tw.Bytes()
 	return r.Trace

@@ -151,7 +151,7 @@ func Mermaid(t *Trace, maxSteps int) string {
 			for _, o := range r.Ops {
 				if o.Cached {
 					if o.Stale() {
-						fmt.Fprintf(&b, "    Note right of %s: STALE cache read %s: rv %s, server has %s\n", c, esc(o.Kind), o.Observed, o.Current)
+						fmt.Fprintf(&b, "    Note right of %s: STALE cache read of %s: rv %s, server has %s\n", c, esc(shortKind(o.Kind)), o.Observed, o.Current)
 					}
 					continue
 				}
@@ -180,11 +180,19 @@ func opCall(o Op) string {
 	if o.PatchType != "" && o.Verb == "patch" {
 		s += " " + shortPatch(o.PatchType)
 	}
-	s += " " + o.Kind + " " + o.Key
+	s += " " + shortKind(o.Kind) + " " + o.Key
 	if o.Pre != "" {
 		s += " if rv=" + o.Pre
 	}
 	return s
+}
+
+// shortKind drops the group: "Bucket.source.toolkit.fluxcd.io" -> "Bucket".
+func shortKind(k string) string {
+	if i := strings.IndexByte(k, '.'); i > 0 {
+		return k[:i]
+	}
+	return k
 }
 
 func mid(s string) string { return strings.NewReplacer("-", "_", ".", "_", "/", "_").Replace(s) }

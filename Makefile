@@ -1,0 +1,79 @@
+# ctrlbugs: a corpus of real bugs in real Kubernetes controllers.
+#
+#   make reproduce FINDING=fluxcd-f1   replay one finding on the pinned upstream
+#   make test                          the engine's and the harnesses' tests
+#   make verify                        every finding and its control; the index
+#   make fidelity                      the engine against a real kube-apiserver
+#   make record FINDING=id             (re)record a finding's trace
+#   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
+#   make findings-index                regenerate BUG-FINDINGS.md
+
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+
+# Some pinned upstreams need a newer Go than the machine's; GOTOOLCHAIN=auto
+# lets the go command fetch the toolchain go.work/go.mod name, through the
+# module proxy. Nothing is installed by hand.
+export GOTOOLCHAIN := auto
+
+PROJECTS := $(notdir $(wildcard projects/*))
+# go test -v noise: keep our own lines and failures.
+QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' || true
+
+.PHONY: test test-engine test-projects reproduce verify record bump findings-index check-finding
+
+test: test-engine test-projects
+
+test-engine:
+	cd engine && go vet ./... && go test -count=1 ./...
+
+test-projects:
+	@for p in $(PROJECTS); do \
+	  echo "== projects/$$p"; \
+	  (cd projects/$$p && go vet ./... && go test -count=1 ./...) || exit 1; \
+	done
+
+check-finding:
+	@test -n "$(FINDING)" || { echo "usage: make $(MAKECMDGOALS) FINDING=<project>-<n> (e.g. fluxcd-f1)" >&2; exit 2; }
+	@test -f findings/$(firstword $(subst -, ,$(FINDING)))/$(FINDING).md || { echo "no finding $(FINDING): expected findings/$(firstword $(subst -, ,$(FINDING)))/$(FINDING).md" >&2; exit 2; }
+
+# Replays the finding's recorded trace on the pinned upstream, evaluates its
+# oracle, prints the timeline and one verdict line; exit 1 on any mismatch.
+reproduce: check-finding
+	@p=$(firstword $(subst -, ,$(FINDING))); \
+	out=$$(mktemp); \
+	(cd projects/$$p && CTRLBUGS_MODE=reproduce go test -count=1 -run 'TestFindings/$(FINDING)$$' -v . 2>&1) | tee $$out | $(QUIET); \
+	grep -q -E '^$(FINDING): [A-Z-]+ as recorded trace=sha256:' $$out || { grep -q -E '^$(FINDING): ' $$out || echo "$(FINDING): no verdict line (see the output above)" >&2; rm -f $$out; exit 1; }; \
+	rm -f $$out
+
+record: check-finding
+	@p=$(firstword $(subst -, ,$(FINDING))); \
+	cd projects/$$p && CTRLBUGS_MODE=record go test -count=1 -run 'TestFindings/$(FINDING)$$' -v . 2>&1 | $(QUIET)
+
+# Every finding: replay + control run, one line each; then the index check.
+verify:
+	@fail=0; for p in $(PROJECTS); do \
+	  out=$$(mktemp); \
+	  (cd projects/$$p && CTRLBUGS_MODE=verify go test -count=1 -run 'TestFindings' -v . 2>&1) > $$out || fail=1; \
+	  grep -E '^[a-z0-9]+-[a-z0-9]+ [A-Z]' $$out || true; \
+	  if [ $$fail = 1 ]; then grep -v -E '^(=== RUN|--- PASS)' $$out >&2; fi; \
+	  rm -f $$out; \
+	done; \
+	cd engine && go run ./cmd/findings-index -root .. -check || fail=1; \
+	if [ $$fail = 1 ]; then echo "verify: FAILED" >&2; exit 1; fi; echo "verify: all findings as recorded"
+
+findings-index:
+	cd engine && go run ./cmd/findings-index -root ..
+
+# Moves a project's pin, rebuilds, and re-runs its findings afresh (not by
+# replay: a new upstream may legitimately take other steps), reporting per
+# finding: still reproduces / no longer reproduces / harness broken.
+bump:
+	@test -n "$(PROJECT)" -a -n "$(VERSION)" || { echo "usage: make bump PROJECT=fluxcd VERSION=v1.8.0" >&2; exit 2; }
+	@mod=$$(cat projects/$(PROJECT)/UPSTREAM); \
+	echo "== $(PROJECT): $$mod -> $(VERSION)"; \
+	cd projects/$(PROJECT) && go get $$mod@$(VERSION) && go mod tidy && go build ./... && go vet ./... || { echo "$(PROJECT): harness broken at $$mod@$(VERSION) (build)"; exit 1; }; \
+	CTRLBUGS_MODE=bump go test -count=1 -run 'TestFindings' -v . 2>&1 | grep -E '^[a-z0-9]+-[a-z0-9]+: ' ; \
+	echo "pin moved; review with git diff projects/$(PROJECT)/go.mod, then re-record (make record) or revert"
+
+-include engine/fidelity/fidelity.mk
