@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"os"
 	"strings"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ctrlbugs/corpus/engine/builtin"
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/scenario"
@@ -30,10 +33,29 @@ type Project struct {
 // Known lists the project's controllers and kinds for scenario validation.
 func (p *Project) Known() scenario.Known {
 	var k scenario.Known
-	for _, c := range p.Controllers {
+	for _, c := range p.controllers() {
 		k.Controllers = append(k.Controllers, c.Name)
 	}
 	return k
+}
+
+// controllers returns the project's controllers and Kubernetes' built-in
+// ones (which a scenario runs only if it lists them).
+func (p *Project) controllers() []explore.Controller {
+	out := append([]explore.Controller{}, p.Controllers...)
+	for _, c := range out {
+		if c.Name == builtin.GarbageCollectorName {
+			return out
+		}
+	}
+	return append(out, GarbageCollector())
+}
+
+// GarbageCollector is the built-in ownerReference garbage collector, as a
+// controller scenarios can list by name ("garbage-collector").
+func GarbageCollector() explore.Controller {
+	return explore.Controller{Name: builtin.GarbageCollectorName, Setup: builtin.SetupGarbageCollector,
+		Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}}
 }
 
 // Options adjust one run of a scenario.
@@ -299,7 +321,7 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 		}
 	}
 	byName := map[string]explore.Controller{}
-	for _, c := range p.Controllers {
+	for _, c := range p.controllers() {
 		byName[c.Name] = c
 	}
 	for i, name := range scn.Controllers {
@@ -352,7 +374,8 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 		pt := map[string]types.PatchType{scenario.PatchMerge: types.MergePatchType, scenario.PatchJSON: types.JSONPatchType,
 			scenario.PatchStrategic: types.StrategicMergePatchType}[a.PatchType]
 		cfg.Actions = append(cfg.Actions, explore.Action{Name: a.Name, At: *at, Op: a.Op,
-			Obj: &unstructured.Unstructured{Object: deepCopyJSON(a.Object)}, Patch: a.Patch, PatchType: pt})
+			Obj: &unstructured.Unstructured{Object: deepCopyJSON(a.Object)}, Patch: a.Patch, PatchType: pt,
+			Propagation: metav1.DeletionPropagation(a.PropagationPolicy)})
 	}
 	if !opts.DropPerturbations {
 		for i, pb := range scn.Perturbations {

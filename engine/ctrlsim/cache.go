@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,9 @@ const (
 // Cache is one controller's cache.Cache. Reads go through the owning
 // Client's hooks (the informer view); informers record handlers.
 type Cache struct {
+	// mu guards informers and handler registration: controller-runtime's
+	// Warmup starts a controller's sources concurrently.
+	mu        sync.Mutex
 	client    *Client
 	informers map[informerKey]*Informer
 	order     []informerKey
@@ -102,6 +106,8 @@ func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionK
 }
 
 func (c *Cache) informer(gvk schema.GroupVersionKind, f Form) *Informer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	k := informerKey{gvk, f}
 	if inf, ok := c.informers[k]; ok {
 		return inf
@@ -119,6 +125,8 @@ func (c *Cache) informer(gvk schema.GroupVersionKind, f Form) *Informer {
 
 // Informers returns the informers in creation order.
 func (c *Cache) Informers() []*Informer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var out []*Informer
 	for _, k := range c.order {
 		out = append(out, c.informers[k])
@@ -141,6 +149,8 @@ func (c *Cache) IndexField(ctx context.Context, obj client.Object, field string,
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	m := c.indexes[gvk.GroupKind()]
 	if m == nil {
 		m = map[string]client.IndexerFunc{}
@@ -150,7 +160,9 @@ func (c *Cache) IndexField(ctx context.Context, obj client.Object, field string,
 		return fmt.Errorf("indexer conflict: map[field:%s:{}]", field)
 	}
 	m[field] = extract
+	c.mu.Unlock()
 	c.informer(gvk, formOf(obj))
+	c.mu.Lock()
 	return nil
 }
 
@@ -208,6 +220,8 @@ var _ cache.Informer = (*Informer)(nil)
 type registration struct {
 	h       toolscache.ResourceEventHandler
 	removed bool
+	// replayed: the initial list has been delivered to h.
+	replayed bool
 }
 
 func (r *registration) HasSynced() bool { return true }
@@ -225,23 +239,39 @@ func (doneChecker) Done() <-chan struct{} {
 }
 
 // AddEventHandler implements cache.Informer. As a started shared informer
-// does, it replays the objects it holds to the new handler as initial adds.
+// does, the informer will replay the objects it holds to the new handler as
+// initial adds: not here (Warmup registers handlers from several goroutines)
+// but in ReplayInitial, which the engine calls on its own goroutine.
 func (i *Informer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	i.cache.mu.Lock()
+	defer i.cache.mu.Unlock()
 	reg := &registration{h: h}
 	i.handlers = append(i.handlers, reg)
+	return reg, nil
+}
+
+// ReplayInitial delivers the initial list to every handler that has not had
+// it yet.
+func (i *Informer) ReplayInitial() error {
 	srv := i.cache.client.env.Server
 	k, ok := srv.KindFor(i.GVK.GroupKind())
-	if !ok {
-		return reg, nil
-	}
-	for _, u := range srv.Store().List(k.GVK.GroupKind(), "", i.Pos) {
-		obj, err := i.convert(u)
-		if err != nil {
-			return nil, err
+	for _, reg := range i.handlers {
+		if reg.replayed || reg.removed {
+			continue
 		}
-		h.OnAdd(obj, true)
+		reg.replayed = true
+		if !ok {
+			continue
+		}
+		for _, u := range srv.Store().List(k.GVK.GroupKind(), "", i.Pos) {
+			obj, err := i.convert(u)
+			if err != nil {
+				return err
+			}
+			reg.h.OnAdd(obj, true)
+		}
 	}
-	return reg, nil
+	return nil
 }
 
 // AddEventHandlerWithResyncPeriod implements cache.Informer (resync is not modelled).

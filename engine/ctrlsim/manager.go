@@ -172,6 +172,17 @@ func (m *Manager) StartControllers(ctx context.Context, newQueue QueueFactory) e
 			return fmt.Errorf("ctrlsim: %s: Warmup did not build a queue (controller-runtime changed its wiring?)", c.Name)
 		}
 	}
+	return m.ReplayInitial()
+}
+
+// ReplayInitial delivers the initial list to handlers registered since the
+// last call, on the caller's goroutine.
+func (m *Manager) ReplayInitial() error {
+	for _, inf := range m.cache.Informers() {
+		if err := inf.ReplayInitial(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -253,3 +264,12 @@ func (m *Manager) GetControllerOptions() config.Controller {
 
 // GetConverterRegistry implements manager.Manager.
 func (m *Manager) GetConverterRegistry() conversion.Registry { return conversion.NewRegistry() }
+
+// ServedKinds lists every kind the server serves, sorted.
+func (m *Manager) ServedKinds() []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, k := range m.env.Server.Kinds() {
+		out = append(out, k.GVK)
+	}
+	return out
+}

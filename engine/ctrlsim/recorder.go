@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // recorder is both an old-style (record) and a new-style (events) event
@@ -25,12 +26,19 @@ var (
 	_ events.EventRecorder = newStyle{}
 )
 
-func describe(obj runtime.Object) string {
+func describe(obj runtime.Object, scheme *runtime.Scheme) string {
 	a, err := meta.Accessor(obj)
 	if err != nil {
 		return fmt.Sprintf("%T", obj)
 	}
 	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if kind == "" {
+		// As client-go's recorder (reference.GetReference), ask the scheme
+		// when the object carries no TypeMeta.
+		if gvk, err := apiutil.GVKForObject(obj, scheme); err == nil {
+			kind = gvk.Kind
+		}
+	}
 	if kind == "" {
 		kind = fmt.Sprintf("%T", obj)
 	}
@@ -41,7 +49,7 @@ func describe(obj runtime.Object) string {
 }
 
 func (r *recorder) emit(obj runtime.Object, eventtype, reason, msg string) {
-	r.m.hooks.Event(Event{Controller: r.name, Object: describe(obj), Type: eventtype, Reason: reason, Message: msg})
+	r.m.hooks.Event(Event{Controller: r.name, Object: describe(obj, r.m.env.Scheme), Type: eventtype, Reason: reason, Message: msg})
 }
 
 func (r *recorder) Event(obj runtime.Object, eventtype, reason, message string) {

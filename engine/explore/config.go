@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -108,6 +109,8 @@ type Action struct {
 	Patch []byte
 	// PatchType for op patch.
 	PatchType types.PatchType
+	// Propagation for op delete ("" = the server's default).
+	Propagation metav1.DeletionPropagation
 }
 
 // Config is everything one exploration needs.

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -16,8 +15,6 @@ import (
 )
 
 func typesPatch(pt string) types.PatchType { return types.PatchType(pt) }
-
-func deleteOpts() metav1.DeleteOptions { return metav1.DeleteOptions{} }
 
 // fired reports whether t has fired; for time and write triggers it also
 // returns when (for time triggers, the exact virtual instant).
@@ -159,7 +156,7 @@ func (w *world) applyActions() {
 		}
 		w.actions[i] = true
 		st = nil
-		_, err := w.userWrite(a.Op, a.Obj, a.Patch, string(a.PatchType))
+		_, err := w.userWrite(a.Op, a.Obj, a.Patch, string(a.PatchType), a.Propagation)
 		rec := trace.Action{Type: "action", Step: w.step, T: fmtDur(w.now()), Name: a.Name, Op: a.Op,
 			Key: kindString(a.Obj.GroupVersionKind()) + " " + keyString(a.Obj.GetNamespace(), a.Obj.GetName()), Outcome: errorReason(err)}
 		if err != nil {

@@ -69,9 +69,9 @@ func (q *queue) Done(item reconcile.Request) {
 	}
 }
 
-func (q *queue) ShutDown()             { q.shutdown = true }
-func (q *queue) ShutDownWithDrain()    { q.shutdown = true }
-func (q *queue) ShuttingDown() bool    { return q.shutdown }
+func (q *queue) ShutDown()          { q.shutdown = true }
+func (q *queue) ShutDownWithDrain() { q.shutdown = true }
+func (q *queue) ShuttingDown() bool { return q.shutdown }
 func (q *queue) Forget(item reconcile.Request) {
 	if q.rl != nil {
 		q.rl.Forget(item)

@@ -2,9 +2,10 @@ package explore
 
 import (
 	"context"
-	"os"
 	"errors"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ type Result struct {
 	Stop      string
 	Steps     int
 	// Pending counts queued requests and waiting timers at the end.
-	Pending int
+	Pending   int
 	Panics    []PanicRecord
 	Snapshots []Snapshot
 	// Choices taken at each choice point, and the options offered.
@@ -121,6 +122,7 @@ type world struct {
 	drops    []*window
 	orders   []*window
 	actions  []bool // done
+	syncing  map[syncKey]bool
 	tw       *trace.Writer
 	cur      *trace.Step
 	curCtrl  *ctrl
@@ -155,6 +157,7 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 	w := &world{ctx: ctx, cfg: cfg, chooser: chooser, start: time.Now(), byName: map[string]*ctrl{},
 		tw: trace.NewWriter(), res: &Result{Writes: map[string]int{}}}
 	w.res.tw = w.tw
+	w.syncing = map[syncKey]bool{}
 	dir, err := os.MkdirTemp("", "ctrlbugs-run-")
 	if err != nil {
 		return nil, err
@@ -216,7 +219,7 @@ func (w *world) boot() error {
 		return err
 	}
 	for _, obj := range w.cfg.Objects {
-		if _, err := w.userWrite("create", obj, nil, ""); err != nil {
+		if _, err := w.userWrite("create", obj, nil, "", ""); err != nil {
 			return fmt.Errorf("initial object %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
 	}
@@ -265,7 +268,7 @@ func (w *world) startController(c *ctrl) error {
 }
 
 // userWrite applies a user action or initial object as identity "user".
-func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byte, pt string) (*unstructured.Unstructured, error) {
+func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) (*unstructured.Unstructured, error) {
 	w.env.Lock()
 	defer w.env.Unlock()
 	req := apiserver.Request{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), FieldManager: "user"}
@@ -285,7 +288,11 @@ func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byt
 	case "patch":
 		return w.srv.Patch(req, typesPatch(pt), patch)
 	case "delete":
-		return w.srv.Delete(req, deleteOpts())
+		opts := metav1.DeleteOptions{}
+		if prop != "" {
+			opts.PropagationPolicy = &prop
+		}
+		return w.srv.Delete(req, opts)
 	}
 	return nil, fmt.Errorf("unknown op %q", op)
 }
@@ -321,22 +328,32 @@ func (w *world) visible(c *ctrl, gk schema.GroupKind) int64 {
 }
 
 // sync delivers to c's informers of gk every event up to what is visible.
+// As in a shared informer, the cache moves one event at a time and each
+// handler runs after its event is in the cache; a cache read made from a
+// handler (map functions list through the cache) sees the cache as it is
+// and delivers nothing further for that kind.
 func (w *world) sync(c *ctrl, gk schema.GroupKind) int64 {
+	key := syncKey{c, gk}
+	if w.syncing[key] {
+		return c.pos[gk]
+	}
 	rev := w.visible(c, gk)
 	from := c.pos[gk]
 	if rev <= from {
 		return from
 	}
+	w.syncing[key] = true
+	defer delete(w.syncing, key)
 	notify := !w.dropping(c, gk)
 	evs := w.srv.Store().Events(from, rev)
-	// Handlers may call clients (map functions list through the cache):
-	// deliver without holding the server lock.
+	// Handlers may call clients: deliver without holding the server lock.
 	w.env.Unlock()
 	defer w.env.Lock()
 	for _, ev := range evs {
 		if ev.Key.GroupKind != gk {
 			continue
 		}
+		c.pos[gk] = ev.Rev
 		for _, inf := range c.mgr.Cache().Informers() {
 			if inf.GVK.GroupKind() != gk {
 				continue
@@ -353,6 +370,11 @@ func (w *world) sync(c *ctrl, gk schema.GroupKind) int64 {
 	}
 	c.pos[gk] = rev
 	return rev
+}
+
+type syncKey struct {
+	c  *ctrl
+	gk schema.GroupKind
 }
 
 func (w *world) dropping(c *ctrl, gk schema.GroupKind) bool {

@@ -112,6 +112,9 @@ type Action struct {
 	// Patch is the patch body; with op patch only, and required then. A
 	// json patch is an array, merge and strategic patches are objects.
 	Patch json.RawMessage `json:"patch,omitempty"`
+	// PropagationPolicy for op delete: Background (the default), Foreground
+	// or Orphan.
+	PropagationPolicy string `json:"propagationPolicy,omitempty"`
 }
 
 // Perturbation is a fault the engine injects into the run.

@@ -237,7 +237,8 @@ func (s *Store) Events(after, upto int64) []Event {
 	if after < 0 {
 		after = 0
 	}
-	return s.log[after:upto]
+	// Cap the slice so that a caller's append cannot overwrite later entries.
+	return s.log[after:upto:upto]
 }
 
 // RevAt returns the latest revision written at or before t (0 if none).

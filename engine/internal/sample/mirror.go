@@ -66,6 +66,12 @@ func (r *Mirror) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	if err := r.Get(ctx, req.NamespacedName, &d); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	if d.DeletionTimestamp != nil {
+		// Being deleted: leave the owned ConfigMap to the garbage collector.
+		// (Without this check the controller fights a foreground deletion
+		// forever, recreating what the collector deletes.)
+		return reconcile.Result{}, nil
+	}
 	data := map[string]string{}
 	if name := d.Annotations[SecretAnnotation]; name != "" {
 		var s corev1.Secret

@@ -1,0 +1,26 @@
+// Package builtin holds Kubernetes' own controllers that the engine runs
+// beside upstream ones, written as ordinary reconcilers against the
+// controller-runtime client so that the explorer schedules (and may perturb)
+// them like any other controller.
+//
+// GarbageCollector is kube-controller-manager's ownerReference garbage
+// collector: it deletes dependents whose owners are all gone, removes
+// dangling owner references when some owners remain, deletes the dependents
+// of an owner under foreground deletion before removing its
+// foregroundDeletion finalizer, and orphans dependents (removes their owner
+// references) before removing an owner's orphan finalizer.
+//
+// # Fidelity
+//
+//   - Like the real collector, it learns about objects from informers (its
+//     cached client, which the explorer may hold back) and verifies that an
+//     owner is absent with a live read before deleting a dependent (the real
+//     collector's isDangling does a live GET).
+//   - Dependents of a foreground-deleting owner are deleted in the
+//     background; the owner's finalizer is removed once no dependent with
+//     blockOwnerDeletion=true remains. The real collector's dependency graph,
+//     its "virtual" owner nodes and its cluster-scoped/namespaced mismatch
+//     events are not modelled.
+//   - Requests name objects as "Kind.group/name" in the request Name
+//     (controller-runtime requests carry no kind).
+package builtin
