@@ -65,14 +65,16 @@ verify:
 findings-index:
 	cd engine && go run ./cmd/findings-index -root ..
 
-# Moves a project's pin, rebuilds, and re-runs its findings afresh (not by
+# Moves a project's pin (go mod edit + tidy rather than go get: go get would
+# also downgrade modules only the newer release required, to versions the
+# module proxy may not serve), rebuilds, and re-runs its findings afresh (not by
 # replay: a new upstream may legitimately take other steps), reporting per
 # finding: still reproduces / no longer reproduces / harness broken.
 bump:
 	@test -n "$(PROJECT)" -a -n "$(VERSION)" || { echo "usage: make bump PROJECT=fluxcd VERSION=v1.8.0" >&2; exit 2; }
 	@mod=$$(cat projects/$(PROJECT)/UPSTREAM); \
 	echo "== $(PROJECT): $$mod -> $(VERSION)"; \
-	cd projects/$(PROJECT) && go get $$mod@$(VERSION) && go mod tidy && go build ./... && go vet ./... || { echo "$(PROJECT): harness broken at $$mod@$(VERSION) (build)"; exit 1; }; \
+	cd projects/$(PROJECT) && go mod edit -require=$$mod@$(VERSION) && go mod tidy && go build ./... && go vet ./... || { echo "$(PROJECT): harness broken at $$mod@$(VERSION) (build)"; exit 1; }; \
 	CTRLBUGS_MODE=bump go test -count=1 -run 'TestFindings' -v . 2>&1 | grep -E '^[a-z0-9]+-[a-z0-9]+: ' ; \
 	echo "pin moved; review with git diff projects/$(PROJECT)/go.mod, then re-record (make record) or revert"
 

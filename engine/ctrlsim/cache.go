@@ -172,7 +172,7 @@ func (c *Cache) checkIndexed(gvk schema.GroupVersionKind, sel fields.Selector) e
 			return fmt.Errorf("non-exact field matches are not supported by the cache")
 		}
 		if _, ok := c.indexes[gvk.GroupKind()][r.Field]; !ok {
-			return fmt.Errorf("index with name field:%s does not exist", r.Field)
+			return fmt.Errorf("Index with name field:%s does not exist", r.Field)
 		}
 	}
 	return nil

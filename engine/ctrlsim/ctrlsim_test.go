@@ -328,7 +328,7 @@ func TestMatchingFields(t *testing.T) {
 		}
 	}
 	_, err := list(0, client.MatchingFields{"spec.nope": "x"})
-	if err == nil || !strings.Contains(err.Error(), "index with name field:spec.nope does not exist") {
+	if err == nil || !strings.Contains(err.Error(), "Index with name field:spec.nope does not exist") {
 		t.Fatalf("non-indexed field: %v", err)
 	}
 	if op := f.hooks.last(t); op.Err == nil || !op.Cached {

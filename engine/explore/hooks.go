@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/store"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -48,6 +49,12 @@ func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 
 func (h *hooks) AfterCall(op *ctrlsim.Op) {
 	h.record(op)
+	if op.Verb == "get" && op.Err == nil && h.w.curCtrl == h.c {
+		h.w.lastRead[storeKeyString(op)] = op.ObservedRV
+	}
+	if op.IsWrite() && op.Err == nil && op.RVAfter != "" {
+		h.w.recordWrite(h.c.spec.Name, op)
+	}
 	if op.IsWrite() && op.Err == nil {
 		w := h.w
 		w.res.Writes[h.c.spec.Name]++
@@ -83,4 +90,9 @@ func (h *hooks) Event(ev ctrlsim.Event) {
 		return
 	}
 	w.cur.Events = append(w.cur.Events, trace.Event{T: fmtDur(w.now()), Object: ev.Object, Type: ev.Type, Reason: ev.Reason, Message: ev.Message})
+}
+
+// storeKeyString names an op's object as store.Key.String does.
+func storeKeyString(op *ctrlsim.Op) string {
+	return store.Key{GroupKind: op.GVK.GroupKind(), Namespace: op.Namespace, Name: op.Name}.String()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -271,30 +272,42 @@ func (w *world) loop() error {
 }
 
 func (w *world) afterStep() {
-	st := w.state()
-	for i, inv := range w.cfg.Invariants {
-		if w.res.InvariantFailedAt[i] >= 0 {
-			continue
-		}
-		ok, err := inv(st)
-		if err != nil {
-			w.res.InvariantFailedAt[i] = w.step
-			w.res.InvariantErr[i] = err.Error()
-		} else if !ok {
-			w.res.InvariantFailedAt[i] = w.step
-		}
-	}
 	pending := 0
+	var queues []string
 	for _, c := range w.ctrls {
 		pending += len(c.q.items) + len(c.q.waiting)
+		for _, it := range c.q.items {
+			queues = append(queues, c.spec.Name+" "+it.req.String())
+		}
 	}
-	wrote := 0
-	if n := len(w.res.Snapshots); n == 0 || w.res.Snapshots[n-1].Writes != len(w.writeLog) {
-		wrote = len(w.writeLog)
+	// The store's hash changes only when something was written: reuse the
+	// last one otherwise (hashing every object is most of a step's cost).
+	n := len(w.res.Snapshots)
+	writes := len(w.writeLog)
+	var storeHash string
+	if n > 0 && w.res.Snapshots[n-1].Writes == writes && len(w.cfg.Invariants) == 0 && w.lastStoreRev == w.srv.Store().Rev() {
+		storeHash = w.lastStoreHash
 	} else {
-		wrote = w.res.Snapshots[n-1].Writes
+		st := w.state()
+		for i, inv := range w.cfg.Invariants {
+			if w.res.InvariantFailedAt[i] >= 0 {
+				continue
+			}
+			ok, err := inv(st)
+			if err != nil {
+				w.res.InvariantFailedAt[i] = w.step
+				w.res.InvariantErr[i] = err.Error()
+			} else if !ok {
+				w.res.InvariantFailedAt[i] = w.step
+			}
+		}
+		storeHash = HashObjects(st.Objects)
+		w.lastStoreHash, w.lastStoreRev = storeHash, w.srv.Store().Rev()
 	}
-	w.res.Snapshots = append(w.res.Snapshots, Snapshot{Step: w.step, Hash: HashObjects(st.Objects), Writes: wrote, Pending: pending})
+	// The snapshot hash covers the store and the queues, so DFS treats two
+	// choice points as the same state only if the pending work is the same.
+	h := sha256.Sum256([]byte(storeHash + "|" + strings.Join(queues, ",")))
+	w.res.Snapshots = append(w.res.Snapshots, Snapshot{Step: w.step, Hash: "sha256:" + hex.EncodeToString(h[:]), StoreHash: storeHash, Writes: writes, Pending: pending})
 }
 
 // nextWake returns the next instant something can happen: a timer, an

@@ -49,6 +49,8 @@ func DFS(ctx context.Context, cfg *Config, opts DFSOptions, visit func(prefix []
 	}
 	seen := map[string]bool{}
 	stack := [][]int{nil}
+	prog := newProgress("dfs " + cfg.Scenario)
+	defer prog.done()
 	for len(stack) > 0 && runs < opts.MaxStates {
 		prefix := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -57,6 +59,7 @@ func DFS(ctx context.Context, cfg *Config, opts DFSOptions, visit func(prefix []
 			return runs, err
 		}
 		runs++
+		prog.run(r.Steps, len(seen), len(prefix))
 		if !visit(prefix, r) {
 			return runs, nil
 		}
@@ -95,11 +98,14 @@ func stateBefore(r *Result, j int) string {
 
 // RandomWalks runs trials seeded walks.
 func RandomWalks(ctx context.Context, cfg *Config, trials int, seed int64, visit func(trial int, r *Result) bool) error {
+	prog := newProgress("random " + cfg.Scenario)
+	defer prog.done()
 	for i := range trials {
 		r, err := Run(ctx, cfg, Random{R: rand.New(rand.NewSource(seed + int64(i)))})
 		if err != nil {
 			return err
 		}
+		prog.run(r.Steps, 0, len(r.Choices))
 		if !visit(i, r) {
 			return nil
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,10 +46,12 @@ type PanicRecord struct {
 
 // Snapshot summarises the state after a step, for non-convergence checks.
 type Snapshot struct {
-	Step    int
-	Hash    string
-	Writes  int
-	Pending int
+	Step int
+	// Hash covers the normalised store and the queues; StoreHash the store.
+	Hash      string
+	StoreHash string
+	Writes    int
+	Pending   int
 }
 
 // Result is the outcome of one run.
@@ -71,6 +74,8 @@ type Result struct {
 	InvariantErr      []string
 	// Writes is the number of successful writes per controller.
 	Writes map[string]int
+	// WriteRecords feed the lost-update oracle.
+	WriteRecords []WriteRecord
 	// header and steps kept for callers that append verdicts.
 	tw     *trace.Writer
 	header trace.Header
@@ -123,10 +128,17 @@ type world struct {
 	orders   []*window
 	actions  []bool // done
 	syncing  map[syncKey]bool
-	tw       *trace.Writer
-	cur      *trace.Step
-	curCtrl  *ctrl
-	res      *Result
+	// lost-update bookkeeping: the last writer of each key, and what the
+	// current step's controller last read of each key.
+	lastWrites map[string]lastWrite
+	lastRead   map[string]string
+	// the last store hash and the revision it was taken at
+	lastStoreHash string
+	lastStoreRev  int64
+	tw            *trace.Writer
+	cur           *trace.Step
+	curCtrl       *ctrl
+	res           *Result
 }
 
 type writeRec struct {
@@ -158,6 +170,8 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 		tw: trace.NewWriter(), res: &Result{Writes: map[string]int{}}}
 	w.res.tw = w.tw
 	w.syncing = map[syncKey]bool{}
+	w.lastWrites = map[string]lastWrite{}
+	w.lastRead = map[string]string{}
 	dir, err := os.MkdirTemp("", "ctrlbugs-run-")
 	if err != nil {
 		return nil, err
@@ -271,6 +285,13 @@ func (w *world) startController(c *ctrl) error {
 func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) (*unstructured.Unstructured, error) {
 	w.env.Lock()
 	defer w.env.Unlock()
+	before := w.srv.Store().Rev()
+	defer func() {
+		for _, ev := range w.srv.Store().Events(before, 0) {
+			rv := strconv.FormatInt(ev.Rev, 10)
+			w.recordWrite("user", &ctrlsim.Op{Verb: op, RVBefore: strconv.FormatInt(ev.Rev-1, 10), RVAfter: rv})
+		}
+	}()
 	req := apiserver.Request{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), FieldManager: "user"}
 	switch op {
 	case "create":
@@ -420,6 +441,7 @@ func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) 
 	rec := &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: c.spec.Name, Request: req.String(), Choice: choice}
 	w.cur, w.curCtrl = rec, c
 	c.stepWrite = 0
+	clear(w.lastRead)
 	cap := c.cap
 	ctx := log.IntoContext(w.ctx, cap.Logger(req))
 	var res reconcile.Result
