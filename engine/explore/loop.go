@@ -282,10 +282,11 @@ func (w *world) afterStep() {
 	}
 	// The store's hash changes only when something was written: reuse the
 	// last one otherwise (hashing every object is most of a step's cost).
-	n := len(w.res.Snapshots)
-	writes := len(w.writeLog)
+	// Writes counts this step's accepted controller writes.
+	writes := len(w.writeLog) - w.snapWrites
+	w.snapWrites = len(w.writeLog)
 	var storeHash string
-	if n > 0 && w.res.Snapshots[n-1].Writes == writes && len(w.cfg.Invariants) == 0 && w.lastStoreRev == w.srv.Store().Rev() {
+	if len(w.res.Snapshots) > 0 && len(w.cfg.Invariants) == 0 && w.lastStoreRev == w.srv.Store().Rev() {
 		storeHash = w.lastStoreHash
 	} else {
 		st := w.state()

@@ -135,6 +135,7 @@ type world struct {
 	// the last store hash and the revision it was taken at
 	lastStoreHash string
 	lastStoreRev  int64
+	snapWrites    int // len(writeLog) at the last snapshot
 	tw            *trace.Writer
 	cur           *trace.Step
 	curCtrl       *ctrl

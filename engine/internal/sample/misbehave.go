@@ -1,0 +1,67 @@
+package sample
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Fighter insists that ConfigMap "contested" has data.owner == Name. Two
+// fighters never converge: each undoes the other's write.
+type Fighter struct {
+	client.Client
+	Name string
+}
+
+// SetupWithManager wires Fighter.
+func (r *Fighter) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("fighter-" + r.Name).For(&corev1.ConfigMap{}).Complete(r)
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Fighter) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if req.Name != "contested" {
+		return reconcile.Result{}, nil
+	}
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, req.NamespacedName, &cm); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if cm.Data["owner"] == r.Name {
+		return reconcile.Result{}, nil
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data["owner"] = r.Name
+	return reconcile.Result{}, r.Update(ctx, &cm)
+}
+
+// Panicker dereferences a nil map entry when ConfigMap "boom" has no data:
+// an upstream-style panic inside Reconcile.
+type Panicker struct{ client.Client }
+
+// SetupWithManager wires Panicker.
+func (r *Panicker) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("panicker").For(&corev1.ConfigMap{}).Complete(r)
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Panicker) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if req.Name != "boom" {
+		return reconcile.Result{}, nil
+	}
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, req.NamespacedName, &cm); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	var settings *struct{ Mode string }
+	if cm.Data["mode"] != "" {
+		settings = &struct{ Mode string }{cm.Data["mode"]}
+	}
+	_ = settings.Mode // nil pointer dereference when mode is unset
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,113 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/ctrlbugs/corpus/engine"
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/enginetest"
+	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/internal/sample"
+	"github.com/ctrlbugs/corpus/engine/oracle"
+	"github.com/ctrlbugs/corpus/engine/scenario"
+)
+
+func misbehavingProject(t *testing.T) *engine.Project {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	ctl := func(name string, setup func(mgr *ctrlsim.Manager) error) explore.Controller {
+		return explore.Controller{Name: name, Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error { return setup(mgr) }}
+	}
+	return &engine.Project{Name: "sample", Cluster: explore.Cluster{Scheme: s}, Controllers: []explore.Controller{
+		ctl("fighter-a", func(mgr *ctrlsim.Manager) error {
+			return (&sample.Fighter{Client: mgr.GetClient(), Name: "a"}).SetupWithManager(mgr)
+		}),
+		ctl("fighter-b", func(mgr *ctrlsim.Manager) error {
+			return (&sample.Fighter{Client: mgr.GetClient(), Name: "b"}).SetupWithManager(mgr)
+		}),
+		ctl("panicker", func(mgr *ctrlsim.Manager) error { return (&sample.Panicker{Client: mgr.GetClient()}).SetupWithManager(mgr) }),
+		ctl("defaulter", func(mgr *ctrlsim.Manager) error { return (&sample.Defaulter{Client: mgr.GetClient()}).SetupWithManager(mgr) }),
+		ctl("deployer", func(mgr *ctrlsim.Manager) error { return (&sample.Deployer{Client: mgr.GetClient()}).SetupWithManager(mgr) }),
+	}}
+}
+
+func cm(name, data string) string {
+	return `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "` + name + `", "namespace": "default"}` + data + `}`
+}
+
+// TestOracles drives sample controllers through each oracle, each in a case
+// where it fails and a control where it holds.
+func TestOracles(t *testing.T) {
+	cases := []struct {
+		name, controllers, objects, extra, oracle string
+		wantFail                                  bool
+	}{
+		{"non-convergence: two fighters", `"fighter-a", "fighter-b"`, cm("contested", ""), `"search": {"maxSteps": 60},`, `{"name": "o", "type": "nonConvergence"}`, true},
+		{"non-convergence control: one fighter", `"fighter-a"`, cm("contested", ""), `"search": {"maxSteps": 60},`, `{"name": "o", "type": "nonConvergence"}`, false},
+		{"panic caught with its stack", `"panicker"`, cm("boom", ""), `"search": {"maxSteps": 10},`, `{"name": "o", "type": "panic"}`, true},
+		{"panic control", `"panicker"`, cm("boom", `, "data": {"mode": "x"}`), ``, `{"name": "o", "type": "panic"}`, false},
+		{"cel invariant over every state", `"defaulter"`, cm("app", ""), ``, `{"name": "o", "type": "cel", "scope": "always", "expr": "!has(object('v1', 'ConfigMap', 'default', 'app').data)"}`, true},
+		{"cel final", `"defaulter"`, cm("app", ""), ``, `{"name": "o", "type": "cel", "expr": "object('v1', 'ConfigMap', 'default', 'app').data.mode == 'safe'"}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `{"name": "o", "project": "sample", "controllers": [` + tc.controllers + `], "objects": [` + tc.objects + `], ` + tc.extra + ` "oracles": [` + tc.oracle + `]}`
+			scn, err := scenario.Decode("o.json", []byte(src), ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			enginetest.Bubble(t, 1, func(t *testing.T) {
+				out, err := engine.Run(t.Context(), scn, misbehavingProject(t), engine.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := out.Runs[0].Verdicts[0]
+				if v.Err != "" || v.Failed() != tc.wantFail {
+					t.Fatalf("verdict %s, want failed=%v", v, tc.wantFail)
+				}
+				if tc.wantFail && v.Type == oracle.TypePanic && !strings.Contains(v.Evidence, "nil pointer") {
+					t.Fatalf("panic evidence lacks the value: %s", v.Evidence)
+				}
+			})
+		})
+	}
+}
+
+// TestDivergence: exploring the order of defaulter and deployer reaches two
+// different final states, which the divergence oracle reports.
+func TestDivergence(t *testing.T) {
+	for _, ordering := range []bool{false, true} {
+		pert := ``
+		if ordering {
+			pert = `"perturbations": [{"type": "ordering", "controllers": ["defaulter", "deployer"]}],`
+		}
+		src := `{"name": "d", "project": "sample", "controllers": ["defaulter", "deployer"], "objects": [` + cm("app", "") + `], ` + pert +
+			` "search": {"mode": "dfs"}, "oracles": [{"name": "same-end", "type": "divergence"}]}`
+		scn, err := scenario.Decode("d.json", []byte(src), ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		enginetest.Bubble(t, 1, func(t *testing.T) {
+			out, err := engine.Run(t.Context(), scn, misbehavingProject(t), engine.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ordering {
+				if len(out.Runs) != 1 || out.Divergence != nil {
+					t.Fatalf("without a choice point: %d runs, divergence %v", len(out.Runs), out.Divergence)
+				}
+				return
+			}
+			if out.Divergence == nil || !out.Divergence.Failed() {
+				t.Fatalf("divergence not found over %d runs: %v", len(out.Runs), out.Divergence)
+			}
+		})
+	}
+}
