@@ -65,17 +65,20 @@ verify:
 findings-index:
 	cd engine && go run ./cmd/findings-index -root ..
 
-# Moves a project's pin (go mod edit + tidy rather than go get: go get would
-# also downgrade modules only the newer release required, to versions the
-# module proxy may not serve), rebuilds, and re-runs its findings afresh (not by
-# replay: a new upstream may legitimately take other steps), reporting per
-# finding: still reproduces / no longer reproduces / harness broken.
+# Moves a project's pin (MODULE defaults to the project's upstream, named in
+# projects/<name>/UPSTREAM; any module of its build list may be moved, e.g.
+# the library that holds the buggy code), rebuilds and vets the harness
+# (failure: "harness broken"), then re-runs every finding of the project
+# afresh (not by replay: a new upstream may legitimately take other steps)
+# and reports per finding: still reproduces / no longer reproduces (candidate
+# fixed-upstream) / harness broken. The new pin stays for review.
 bump:
-	@test -n "$(PROJECT)" -a -n "$(VERSION)" || { echo "usage: make bump PROJECT=fluxcd VERSION=v1.8.0" >&2; exit 2; }
-	@mod=$$(cat projects/$(PROJECT)/UPSTREAM); \
-	echo "== $(PROJECT): $$mod -> $(VERSION)"; \
-	cd projects/$(PROJECT) && go mod edit -require=$$mod@$(VERSION) && go mod tidy && go build ./... && go vet ./... || { echo "$(PROJECT): harness broken at $$mod@$(VERSION) (build)"; exit 1; }; \
+	@test -n "$(PROJECT)" -a -n "$(VERSION)" || { echo "usage: make bump PROJECT=fluxcd VERSION=v1.8.0 [MODULE=path]" >&2; exit 2; }
+	@mod=$${MODULE:-$$(cat projects/$(PROJECT)/UPSTREAM)}; \
+	echo "== $(PROJECT): $$mod $$(cd projects/$(PROJECT) && go list -m -f '{{.Version}}' $$mod) -> $(VERSION)"; \
+	cd projects/$(PROJECT) && go get $$mod@$(VERSION) && go mod tidy && go build ./... && go vet ./... \
+	  || { echo "$(PROJECT): harness broken at $$mod@$(VERSION) (dependency resolution or build; see above)"; exit 1; }; \
 	CTRLBUGS_MODE=bump go test -count=1 -run 'TestFindings' -v . 2>&1 | grep -E '^[a-z0-9]+-[a-z0-9]+: ' ; \
-	echo "pin moved; review with git diff projects/$(PROJECT)/go.mod, then re-record (make record) or revert"
+	echo "pin moved; review git diff projects/$(PROJECT)/go.mod, then re-record (make record) or revert"
 
 -include engine/fidelity/fidelity.mk
