@@ -1,6 +1,7 @@
 package engine
 
 import (
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -465,7 +466,7 @@ func oracleState(s explore.State) oracle.State {
 func deepCopyJSON(m map[string]any) map[string]any {
 	data, _ := json.Marshal(m)
 	out := map[string]any{}
-	_ = json.Unmarshal(data, &out)
+	_ = utiljson.Unmarshal(data, &out)
 	return out
 }
 

@@ -38,14 +38,22 @@
 // kube-apiserver):
 //   - One version per kind: no conversion between API versions.
 //   - Built-in defaulting and validation are not run (k8s.io/kubernetes'
-//     internal registry is not linked); only object-meta validation (names,
-//     labels, immutable fields, finalizers on terminating objects) is.
+//     internal registry is not linked). What is run: apimachinery's
+//     object-meta validation (names, labels, annotations, owner references,
+//     immutable fields, no new finalizers on terminating objects), core
+//     validation's finalizer-name rule for built-in kinds, and ConfigMap and
+//     Secret immutability.
 //     CRD validation beyond structural pruning and defaulting (OpenAPI value
 //     validation, CEL rules, ratcheting) is not run.
 //   - No admission webhooks or admission plugins except NamespaceLifecycle.
 //   - Graceful deletion periods (pods) are not modelled: an object without
 //     finalizers is removed at once.
 //   - Field selectors: metadata.name and metadata.namespace only.
+//   - The scale subresource (CRD scale paths; Deployment, ReplicaSet,
+//     StatefulSet) reads and writes replicas; its managed-fields entry is
+//     computed as a main-resource Update relabelled "scale", so a scale
+//     update that changes nothing is a no-op here where the real server
+//     writes a new resourceVersion.
 //   - Built-in kinds not in the engine's table are assumed to have neither a
 //     status subresource nor generation tracking unless their Go type has a
 //     Status field (then both are assumed).

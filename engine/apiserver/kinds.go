@@ -32,6 +32,9 @@ type Kind struct {
 	// Unconditional: Update without a resourceVersion is allowed
 	// (AllowUnconditionalUpdate in the kind's strategy).
 	Unconditional bool
+	// GenerationAnnotations: annotation changes bump generation too (the
+	// Deployment strategy's PrepareForUpdate).
+	GenerationAnnotations bool
 	// CRD: the kind is a custom resource (stored and patched unstructured).
 	CRD bool
 	// Scale: for a CRD with a scale subresource, the JSON paths of replicas.
@@ -97,7 +100,8 @@ func (s *Server) addBuiltins() error {
 			continue
 		}
 		k := &Kind{GVK: b.gvk, Resource: b.resource, Namespaced: b.namespaced, Status: b.status,
-			Generation: b.generation, Unconditional: true}
+			Generation: b.generation, Unconditional: true,
+			GenerationAnnotations: b.gvk.GroupKind() == schema.GroupKind{Group: "apps", Kind: "Deployment"}}
 		if err := s.addKind(k, conv); err != nil {
 			return err
 		}

@@ -1,8 +1,13 @@
 package apiserver
 
 import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"net/http"
+
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +29,11 @@ func (s *Server) Patch(req Request, pt types.PatchType, data []byte) (*unstructu
 	old, exists := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
 	verb := "patch"
+	if req.Subresource == "scale" && exists {
+		out, err = s.patchScale(k, req, pt, data)
+		s.notify(Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
+		return out, err
+	}
 	if pt == types.ApplyPatchType || pt == types.ApplyYAMLPatchType {
 		verb = "apply"
 		out, err = s.apply(k, req, old, data)
@@ -46,9 +56,12 @@ func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt 
 	case types.MergePatchType:
 		patched, err = jsonpatch.MergePatch(cur, data)
 	case types.JSONPatchType:
-		var p jsonpatch.Patch
-		if p, err = jsonpatch.DecodePatch(data); err == nil {
-			patched, err = p.Apply(cur)
+		p, derr := jsonpatch.DecodePatch(data)
+		if derr != nil {
+			return nil, apierrors.NewBadRequest(derr.Error())
+		}
+		if patched, err = p.Apply(cur); err != nil {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 		}
 	case types.StrategicMergePatchType:
 		if k.CRD {
@@ -65,7 +78,7 @@ func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt 
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	obj := &unstructured.Unstructured{}
-	if err := json.Unmarshal(patched, &obj.Object); err != nil {
+	if err := utiljson.Unmarshal(patched, &obj.Object); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	if obj.GetResourceVersion() == "" {
@@ -78,14 +91,14 @@ func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt 
 
 func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, data []byte) (*unstructured.Unstructured, error) {
 	if req.FieldManager == "" {
-		return nil, apierrors.NewBadRequest("PATCH /apply requires fieldManager to be set")
+		return nil, errInvalid(k, req.Name, field.Required(field.NewPath("fieldManager"), "is required for apply requests"))
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	applied := &unstructured.Unstructured{}
-	if err := json.Unmarshal(js, &applied.Object); err != nil {
+	if err := utiljson.Unmarshal(js, &applied.Object); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	if applied.GetAPIVersion() == "" || applied.GetKind() == "" {

@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +36,24 @@ func (s *Server) GetAt(req Request, atRev int64) (*unstructured.Unstructured, er
 type ListOptions struct {
 	Labels labels.Selector
 	Fields fields.Selector
+	// Limit and Continue page through a list as kube-apiserver does: each
+	// page is read at the revision of the first, and a token continues it.
+	Limit    int64
+	Continue string
+}
+
+// ListResult is one page of a List.
+type ListResult struct {
+	Items    []*unstructured.Unstructured
+	RV       string
+	Continue string
+	// Remaining is set, as by the real server, only for unfiltered lists.
+	Remaining *int64
+}
+
+type continueToken struct {
+	Rev   int64  `json:"rev"`
+	Start string `json:"start"`
 }
 
 // List returns the objects of a kind in namespace ns ("" = all namespaces)
@@ -44,9 +64,31 @@ func (s *Server) List(gvk schema.GroupVersionKind, ns string, lo ListOptions) ([
 
 // ListAt lists as of a past revision (0: now).
 func (s *Server) ListAt(gvk schema.GroupVersionKind, ns string, lo ListOptions, atRev int64) ([]*unstructured.Unstructured, string, error) {
-	k, err := s.kindOf(Request{GVK: gvk})
+	lo.Limit, lo.Continue = 0, ""
+	r, err := s.ListPage(gvk, ns, lo, atRev)
 	if err != nil {
 		return nil, "", err
+	}
+	return r.Items, r.RV, nil
+}
+
+// ListPage lists one page (all, without a Limit).
+func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions, atRev int64) (*ListResult, error) {
+	k, err := s.kindOf(Request{GVK: gvk})
+	if err != nil {
+		return nil, err
+	}
+	start := ""
+	if lo.Continue != "" {
+		var tok continueToken
+		raw, err := base64.RawURLEncoding.DecodeString(lo.Continue)
+		if err == nil {
+			err = json.Unmarshal(raw, &tok)
+		}
+		if err != nil {
+			return nil, apierrors.NewBadRequest("invalid continue token")
+		}
+		atRev, start = tok.Rev, tok.Start
 	}
 	if !k.Namespaced {
 		ns = ""
@@ -54,7 +96,7 @@ func (s *Server) ListAt(gvk schema.GroupVersionKind, ns string, lo ListOptions, 
 	if lo.Fields != nil {
 		for _, r := range lo.Fields.Requirements() {
 			if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
-				return nil, "", apierrors.NewBadRequest("field label not supported: " + r.Field)
+				return nil, apierrors.NewBadRequest("field label not supported: " + r.Field)
 			}
 		}
 	}
@@ -66,11 +108,26 @@ func (s *Server) ListAt(gvk schema.GroupVersionKind, ns string, lo ListOptions, 
 		if lo.Fields != nil && !lo.Fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}) {
 			continue
 		}
+		if start != "" && obj.GetNamespace()+"/"+obj.GetName() <= start {
+			continue
+		}
 		out = append(out, obj)
 	}
 	rev := atRev
 	if rev == 0 {
 		rev = s.store.Rev()
 	}
-	return out, strconv.FormatInt(rev, 10), nil
+	res := &ListResult{Items: out, RV: strconv.FormatInt(rev, 10)}
+	if lo.Limit > 0 && int64(len(out)) > lo.Limit {
+		res.Items = out[:lo.Limit]
+		last := res.Items[len(res.Items)-1]
+		raw, _ := json.Marshal(continueToken{Rev: rev, Start: last.GetNamespace() + "/" + last.GetName()})
+		res.Continue = base64.RawURLEncoding.EncodeToString(raw)
+		unfiltered := (lo.Labels == nil || lo.Labels.Empty()) && (lo.Fields == nil || lo.Fields.Empty())
+		if unfiltered {
+			n := int64(len(out)) - lo.Limit
+			res.Remaining = &n
+		}
+	}
+	return res, nil
 }

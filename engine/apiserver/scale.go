@@ -1,6 +1,13 @@
 package apiserver
 
 import (
+	"encoding/json"
+	"fmt"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,14 +33,16 @@ func scalePaths(k *Kind) (spec, status, selector []string, ok bool) {
 	}
 	switch k.GVK.GroupKind().String() {
 	case "Deployment.apps", "ReplicaSet.apps", "StatefulSet.apps":
-		return []string{"spec", "replicas"}, []string{"status", "replicas"}, nil, true
+		return []string{"spec", "replicas"}, []string{"status", "replicas"}, []string{"spec", "selector"}, true
 	}
 	return nil, nil, nil, false
 }
 
 // GetScale returns the autoscaling/v1 Scale of an object.
 //
-// Simplification: for built-in kinds the status selector is not filled in.
+// Simplification: the scale write's managed-fields entry is computed as an
+// Update of the main resource and then relabelled with subresource "scale"
+// (the real server converts through managedfields' ScaleHandler).
 func (s *Server) GetScale(req Request) (*unstructured.Unstructured, error) {
 	k, err := s.kindOf(req)
 	if err != nil {
@@ -62,6 +71,14 @@ func (s *Server) GetScale(req Request) (*unstructured.Unstructured, error) {
 	if selP != nil {
 		if sel, ok, _ := unstructured.NestedString(obj.Object, selP...); ok {
 			_ = unstructured.SetNestedField(sc.Object, sel, "status", "selector")
+		} else if m, ok, _ := unstructured.NestedMap(obj.Object, selP...); ok {
+			// apps kinds: the label selector object, rendered as a string.
+			ls := &metav1.LabelSelector{}
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(m, ls) == nil {
+				if sel, err := metav1.LabelSelectorAsSelector(ls); err == nil {
+					_ = unstructured.SetNestedField(sc.Object, sel.String(), "status", "selector")
+				}
+			}
 		}
 	}
 	return sc, nil
@@ -90,10 +107,59 @@ func (s *Server) UpdateScale(req Request, scale *unstructured.Unstructured) (*un
 	if err := unstructured.SetNestedField(obj.Object, replicas, specP...); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	if _, err := s.update(k, Request{GVK: req.GVK, Namespace: req.Namespace, Name: req.Name, FieldManager: req.FieldManager}, old, obj, true, "update"); err != nil {
+	// Managed fields as the real scale handler records them: the manager's
+	// entry carries subresource "scale" and no time.
+	manager := req.FieldManager
+	if manager == "" {
+		manager = "unknown"
+	}
+	tracked, err := s.trackUpdate(k, "", old, obj, manager)
+	if err != nil {
+		return nil, err
+	}
+	mf := tracked.GetManagedFields()
+	for i := range mf {
+		if mf[i].Manager == manager && mf[i].Operation == metav1.ManagedFieldsOperationUpdate && mf[i].Subresource == "" {
+			mf[i].Subresource = "scale"
+			mf[i].Time = nil
+		}
+	}
+	tracked.SetManagedFields(mf)
+	if _, err := s.update(k, Request{GVK: req.GVK, Namespace: req.Namespace, Name: req.Name, FieldManager: req.FieldManager}, old, tracked, false, "update"); err != nil {
 		return nil, err
 	}
 	return s.GetScale(req)
 }
 
-var _ = metav1.Now
+// patchScale patches the Scale of an object (merge or JSON patch) and
+// writes the result through UpdateScale.
+func (s *Server) patchScale(k *Kind, req Request, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+	sc, err := s.GetScale(req)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := json.Marshal(sc.Object)
+	if err != nil {
+		return nil, err
+	}
+	var patched []byte
+	switch pt {
+	case types.MergePatchType:
+		patched, err = jsonpatch.MergePatch(cur, data)
+	case types.JSONPatchType:
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(data); err == nil {
+			patched, err = p.Apply(cur)
+		}
+	default:
+		return nil, errUnsupportedMediaType(k, req.Name, fmt.Sprintf("patch type %q is not supported on the scale subresource by the engine", pt))
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	out := &unstructured.Unstructured{}
+	if err := utiljson.Unmarshal(patched, &out.Object); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return s.UpdateScale(req, out)
+}

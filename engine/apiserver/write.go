@@ -1,14 +1,16 @@
 package apiserver
 
 import (
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
+	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Create stores a new object, as POST does.
@@ -46,7 +48,8 @@ func rvOf(u *unstructured.Unstructured) string {
 // to be computed (false when Apply already did).
 func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, track bool) (*unstructured.Unstructured, error) {
 	if in.GetResourceVersion() != "" {
-		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500,
+			Message: "resourceVersion should not be set on objects to be created"}}
 	}
 	obj, err := s.normalize(k, in)
 	if err != nil {
@@ -75,7 +78,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 		}
 		obj.SetName(obj.GetGenerateName() + s.nameSuffix())
 	}
-	if errs := validateName(obj.GetName()); len(errs) > 0 {
+	if errs := validateMeta(k, obj); len(errs) > 0 {
 		return nil, errInvalid(k, obj.GetName(), errs...)
 	}
 	key := storeKey(k, obj.GetNamespace(), obj.GetName())
@@ -127,14 +130,6 @@ func (s *Server) admitNamespace(ns string) error {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
-
-func validateName(name string) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(name) {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
-	}
-	return errs
-}
 
 // trackUpdate records an Update operation by manager in managed fields, as
 // the real server's field manager does for create, update and patch.
@@ -209,7 +204,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		return nil, errConflict(k, old.GetName())
 	}
 	if uid := in.GetUID(); uid != "" && uid != old.GetUID() {
-		return nil, errInvalid(k, old.GetName(), field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable"))
+		return nil, errPrecondition(k, old.GetName(), "UID", string(uid), string(old.GetUID()))
 	}
 	req1, err := s.normalize(k, in)
 	if err != nil {
@@ -247,6 +242,21 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	if !s.ablate.Generation {
 		obj.SetGeneration(old.GetGeneration())
 	}
+	if errs := apivalidation.ValidateObjectMetaAccessorUpdate(obj, old, field.NewPath("metadata")); len(errs) > 0 {
+		errs = slices.DeleteFunc(errs, func(e *field.Error) bool {
+			// Checked below with the real server's message.
+			return e.Field == "metadata.finalizers" && e.Type == field.ErrorTypeForbidden
+		})
+		if len(errs) > 0 {
+			return nil, errInvalid(k, old.GetName(), errs...)
+		}
+	}
+	if errs := validateMeta(k, obj); len(errs) > 0 {
+		return nil, errInvalid(k, old.GetName(), errs...)
+	}
+	if errs := validateImmutableData(old, obj); len(errs) > 0 {
+		return nil, errInvalid(k, old.GetName(), errs...)
+	}
 	if old.GetDeletionTimestamp() != nil {
 		for _, f := range obj.GetFinalizers() {
 			if !slices.Contains(old.GetFinalizers(), f) {
@@ -256,7 +266,8 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		}
 	}
 	if k.Generation && !s.ablate.Generation &&
-		!apiequality.Semantic.DeepEqual(nonMetadata(obj, s.hasStatus(k)), nonMetadata(old, s.hasStatus(k))) {
+		(!apiequality.Semantic.DeepEqual(nonMetadata(obj, s.hasStatus(k)), nonMetadata(old, s.hasStatus(k))) ||
+			(k.GenerationAnnotations && !apiequality.Semantic.DeepEqual(obj.GetAnnotations(), old.GetAnnotations()))) {
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
 	if track {
@@ -277,4 +288,44 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		return s.store.Delete(key, obj, oldRev)
 	}
 	return s.store.Put(key, obj, oldRev)
+}
+
+// validateImmutableData enforces ConfigMap and Secret immutability: once
+// immutable is true, data, binaryData and immutable itself cannot change
+// (core validation's ValidateConfigMapUpdate / ValidateSecretUpdate).
+func validateImmutableData(old, obj *unstructured.Unstructured) field.ErrorList {
+	switch old.GroupVersionKind().GroupKind() {
+	case schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Kind: "Secret"}:
+	default:
+		return nil
+	}
+	if imm, _, _ := unstructured.NestedBool(old.Object, "immutable"); !imm {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, f := range []string{"data", "binaryData", "immutable"} {
+		if !apiequality.Semantic.DeepEqual(old.Object[f], obj.Object[f]) {
+			errs = append(errs, field.Forbidden(field.NewPath(f), "field is immutable when `immutable` is set"))
+		}
+	}
+	return errs
+}
+
+// standardFinalizers are the finalizer names core validation accepts without
+// a domain prefix.
+var standardFinalizers = []string{"kubernetes", metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents}
+
+// validateMeta runs apimachinery's object-meta validation, plus, for
+// built-in kinds, core validation's stricter finalizer-name rule (custom
+// resources get only apimachinery's).
+func validateMeta(k *Kind, obj *unstructured.Unstructured) field.ErrorList {
+	errs := apivalidation.ValidateObjectMetaAccessor(obj, k.Namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	if !k.CRD {
+		for i, f := range obj.GetFinalizers() {
+			if !slices.Contains(standardFinalizers, f) && !strings.Contains(f, "/") {
+				errs = append(errs, field.Invalid(field.NewPath("metadata", "finalizers").Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
+			}
+		}
+	}
+	return errs
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"reflect"
 	"strconv"
 
@@ -111,7 +112,8 @@ func (c *Client) toUnstructured(obj runtime.Object, gvk schema.GroupVersionKind)
 		return nil, err
 	}
 	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(data, &u.Object); err != nil {
+	// apimachinery's decoding, as the server's: whole numbers become int64.
+	if err := utiljson.Unmarshal(data, &u.Object); err != nil {
 		return nil, err
 	}
 	if u.Object == nil {
@@ -121,9 +123,33 @@ func (c *Client) toUnstructured(obj runtime.Object, gvk schema.GroupVersionKind)
 	return u, nil
 }
 
-// decodeInto writes a server response into obj as client-go's JSON decoder
-// does: unstructured content is replaced, typed objects are decoded into.
+// decodeInto writes a server response into obj. The fidelity suite shows
+// that controller-runtime's typed client leaves exactly the response in the
+// caller's object (no stale fields or map entries survive), so typed objects
+// are replaced, not merged into.
 func decodeInto(u *unstructured.Unstructured, obj runtime.Object) error {
+	if _, ok := obj.(*unstructured.Unstructured); !ok {
+		if _, ok := obj.(*metav1.PartialObjectMetadata); !ok {
+			gvk := obj.GetObjectKind().GroupVersionKind()
+			if g := u.GroupVersionKind(); !g.Empty() {
+				gvk = g
+			}
+			if !isTypedFor(obj, u) {
+				return decodeIntoJSON(u, obj)
+			}
+			return replaceWith(u, obj, gvk)
+		}
+	}
+	return decodeIntoJSON(u, obj)
+}
+
+// isTypedFor reports whether obj is a Go struct the response converts into
+// (scale bodies and other non-scheme types fall back to JSON decoding).
+func isTypedFor(obj runtime.Object, u *unstructured.Unstructured) bool {
+	return u.GetKind() != "Scale"
+}
+
+func decodeIntoJSON(u *unstructured.Unstructured, obj runtime.Object) error {
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
 		o.Object = u.DeepCopy().Object
@@ -233,20 +259,31 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		} else {
 			sel.Fields = lo.FieldSelector
 		}
-		items, rv, err := c.env.Server.ListAt(gvk, lo.Namespace, sel, op.ViewRev)
+		if !cached {
+			sel.Limit, sel.Continue = lo.Limit, lo.Continue
+		}
+		page, err := c.env.Server.ListPage(gvk, lo.Namespace, sel, op.ViewRev)
 		if err != nil {
 			return err
 		}
+		items, rv := page.Items, page.RV
 		if indexed != nil {
 			if items, err = c.cache.filterIndexed(gvk, items, indexed); err != nil {
 				return err
 			}
 		}
-		if lo.Limit > 0 && int64(len(items)) > lo.Limit {
+		if cached && lo.Limit > 0 && int64(len(items)) > lo.Limit {
 			items = items[:lo.Limit]
 		}
 		op.Items = len(items)
-		return fillList(c.env.Scheme, list, gvk, items, rv)
+		if err := fillList(c.env.Scheme, list, gvk, items, rv); err != nil {
+			return err
+		}
+		if lm, err := meta.ListAccessor(list); err == nil {
+			lm.SetContinue(page.Continue)
+			lm.SetRemainingItemCount(page.Remaining)
+		}
+		return nil
 	})
 }
 
@@ -353,15 +390,18 @@ func (c *Client) update(obj client.Object, sub, fieldManager string, dryRun bool
 // Patch implements client.Writer.
 func (c *Client) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 	po := (&client.PatchOptions{}).ApplyOptions(opts)
-	return c.patch(obj, "", patch, po)
+	return c.patch(obj, obj, "", patch, po)
 }
 
-func (c *Client) patch(obj client.Object, sub string, patch client.Patch, po *client.PatchOptions) error {
+// patch patches obj (or its subresource sub); the patch is computed from
+// and the response decoded into body (obj itself unless a subresource body
+// was given, as controller-runtime's WithSubResourceBody does).
+func (c *Client) patch(obj, body client.Object, sub string, patch client.Patch, po *client.PatchOptions) error {
 	gvk, err := c.gvk(obj)
 	if err != nil {
 		return err
 	}
-	data, err := patch.Data(obj)
+	data, err := patch.Data(body)
 	if err != nil {
 		return err
 	}
@@ -373,13 +413,18 @@ func (c *Client) patch(obj client.Object, sub string, patch client.Patch, po *cl
 	return c.call(op, func() error {
 		op.RVBefore = c.currentRV(gvk, obj.GetNamespace(), obj.GetName())
 		force := po.Force != nil && *po.Force
+		manager := c.manager(po.FieldManager)
+		if op.Verb == "apply" {
+			// Apply has no default manager: the server requires one.
+			manager = po.FieldManager
+		}
 		out, err := c.env.Server.Patch(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
-			Subresource: sub, FieldManager: c.manager(po.FieldManager), DryRun: len(po.DryRun) > 0, Force: force}, patch.Type(), data)
+			Subresource: sub, FieldManager: manager, DryRun: len(po.DryRun) > 0, Force: force}, patch.Type(), data)
 		if err != nil {
 			return err
 		}
 		op.RVAfter = out.GetResourceVersion()
-		return decodeInto(out, obj)
+		return decodeInto(out, body)
 	})
 }
 
@@ -410,7 +455,7 @@ func (c *Client) applyConfig(obj runtime.ApplyConfiguration, sub string, ao *cli
 		return err
 	}
 	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(data, &u.Object); err != nil {
+	if err := utiljson.Unmarshal(data, &u.Object); err != nil {
 		return err
 	}
 	gvk := u.GroupVersionKind()
@@ -546,7 +591,11 @@ func (s *subResourceClient) updateScale(obj client.Object, uo *client.SubResourc
 
 func (s *subResourceClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	po := (&client.SubResourcePatchOptions{}).ApplyOptions(opts)
-	return s.c.patch(obj, s.sub, patch, &po.PatchOptions)
+	body := obj
+	if po.SubResourceBody != nil {
+		body = po.SubResourceBody
+	}
+	return s.c.patch(obj, body, s.sub, patch, &po.PatchOptions)
 }
 
 func (s *subResourceClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {

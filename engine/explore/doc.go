@@ -29,6 +29,21 @@
 //
 // # Fidelity
 //
+// Perturbations: staleness (a controller's cache of a kind lags by a
+// duration, or is frozen, for a window; the scenario's "writes" mode — frozen
+// between positions of the kind's write sequence — counts controller writes,
+// not user actions), crash at the Nth write of a reconcile (the controller is
+// restarted by running its Setup again on a fresh manager: a new reconciler,
+// an empty queue, informers re-listed at the current view, pending timers
+// lost), dropped events (the cache moves, handlers are not told), and
+// ordering (the order of the named controllers' steps is a choice point).
+// User actions apply at a step, a virtual time, after a controller's Nth
+// write, or when a predicate first holds (evaluated between steps).
+//
+// Every accepted write is recorded with what its writer last read of the
+// object in the same reconcile and which writer it replaced, for the
+// lost-update oracle.
+//
 // Perturbations stay within client-go's informer contract: a controller's
 // cache for a kind shows a subsequence of the kind's states, in order, and
 // never goes back. Reads are evaluated when they happen, so a controller that

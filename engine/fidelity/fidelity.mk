@@ -1,0 +1,34 @@
+# Differential fidelity suite: the engine vs a real in-process kube-apiserver
+# (k8s.io/kubernetes v1.36.3 + embedded etcd). Include from the top Makefile:
+#   include engine/fidelity/fidelity.mk
+# The suite is its own module, NOT in go.work (k8s.io/kubernetes would change
+# the workspace's build list), so it is always built with GOWORK=off.
+# Times: see engine/fidelity/README.md.
+
+FIDELITY_LOG ?= $(CURDIR)/engine/fidelity/out/fidelity.log
+FIDELITY_REPORT ?= $(CURDIR)/engine/fidelity/out/fidelity-report.json
+FIDELITY_GO = cd engine/fidelity && GOWORK=off GOFLAGS="-mod=mod -buildvcs=false"
+
+.PHONY: fidelity fidelity-build fidelity-update-known
+
+# Runs the suite, streams the case table, keeps the full -v log in
+# $(FIDELITY_LOG) and a JSON report of every observation in $(FIDELITY_REPORT).
+# POSIX sh only (no pipefail): the exit status travels through a file.
+fidelity:
+	@mkdir -p $(dir $(FIDELITY_LOG)) $(dir $(FIDELITY_REPORT)); rm -f $(FIDELITY_LOG).status; \
+	( $(FIDELITY_GO) FIDELITY_REPORT=$(FIDELITY_REPORT) \
+	    go test -count=1 -timeout 30m -v -run 'TestFidelity$$' ./... 2>&1; \
+	  echo $$? > $(FIDELITY_LOG).status ) | tee $(FIDELITY_LOG) \
+	  | grep -v -E '^=== (RUN|PAUSE|CONT)|^ +--- PASS'; \
+	status=$$(cat $(FIDELITY_LOG).status); rm -f $(FIDELITY_LOG).status; \
+	if [ "$$status" != "0" ]; then \
+	  echo "FIDELITY FAILED (go test exit $$status); full log: $(FIDELITY_LOG)" >&2; exit 1; \
+	fi; echo "fidelity: PASS"
+
+# Compile only: warms the build cache (the cold compile takes many minutes).
+fidelity-build:
+	$(FIDELITY_GO) go test -count=1 -run 'XXX_NONE' ./...
+
+# Rewrites testdata/pinned/*.json, the pins of knownDifferences and reportedBugs.
+fidelity-update-known:
+	$(FIDELITY_GO) FIDELITY_UPDATE=1 go test -count=1 -timeout 30m -run 'TestFidelity$$' ./...
