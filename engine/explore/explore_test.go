@@ -298,3 +298,26 @@ func TestPerturbations(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayDetectsTampering: a recorded trace that no longer matches what
+// the controller does is reported at its first differing step.
+func TestReplayDetectsTampering(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		r, err := explore.Run(t.Context(), mirrorConfig(t, nil), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tampered := strings.Replace(string(r.Finish(nil)), `"verb":"create","kind":"ConfigMap"`, `"verb":"update","kind":"ConfigMap"`, 1)
+		rec, err := trace.Read(strings.NewReader(tampered))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, div, err := explore.Replay(t.Context(), mirrorConfig(t, nil), rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if div == nil || div.Step != 1 || !strings.Contains(div.Reason, "recorded update") {
+			t.Fatalf("divergence %+v", div)
+		}
+	})
+}
