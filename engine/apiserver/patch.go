@@ -47,32 +47,48 @@ func (s *Server) Patch(req Request, pt types.PatchType, data []byte) (*unstructu
 }
 
 func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
-	cur, err := json.Marshal(old.Object)
+	obj, err := s.applyPatch(k, req.Name, old, pt, data)
+	if err != nil {
+		return nil, err
+	}
+	if obj.GetResourceVersion() == "" {
+		// A patch that removes resourceVersion does not make the write
+		// unconditional in a different way: it is simply not a precondition.
+		obj.SetResourceVersion(old.GetResourceVersion())
+	}
+	return s.update(k, req, old, obj, true, "patch")
+}
+
+// applyPatch applies a merge, JSON or strategic merge patch to cur with the
+// libraries kube-apiserver uses, answering with its error codes: a patch
+// that does not decode is 400, a JSON patch that does not apply is 422.
+func (s *Server) applyPatch(k *Kind, name string, cur *unstructured.Unstructured, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+	curJSON, err := json.Marshal(cur.Object)
 	if err != nil {
 		return nil, err
 	}
 	var patched []byte
 	switch pt {
 	case types.MergePatchType:
-		patched, err = jsonpatch.MergePatch(cur, data)
+		patched, err = jsonpatch.MergePatch(curJSON, data)
 	case types.JSONPatchType:
 		p, derr := jsonpatch.DecodePatch(data)
 		if derr != nil {
 			return nil, apierrors.NewBadRequest(derr.Error())
 		}
-		if patched, err = p.Apply(cur); err != nil {
+		if patched, err = p.Apply(curJSON); err != nil {
 			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 		}
 	case types.StrategicMergePatchType:
-		if k.CRD {
-			return nil, errUnsupportedMediaType(k, req.Name, "strategic merge patch is not supported for custom resources")
+		if k.CRD || cur.GetKind() == "Scale" {
+			return nil, errUnsupportedMediaType(k, name, "strategic merge patch is not supported for custom resources")
 		}
 		var schemaObj any
 		if schemaObj, err = s.scheme.New(k.GVK); err == nil {
-			patched, err = strategicpatch.StrategicMergePatch(cur, data, schemaObj)
+			patched, err = strategicpatch.StrategicMergePatch(curJSON, data, schemaObj)
 		}
 	default:
-		return nil, errUnsupportedMediaType(k, req.Name, fmt.Sprintf("unsupported patch type %q", pt))
+		return nil, errUnsupportedMediaType(k, name, fmt.Sprintf("unsupported patch type %q", pt))
 	}
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -81,12 +97,7 @@ func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt 
 	if err := utiljson.Unmarshal(patched, &obj.Object); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	if obj.GetResourceVersion() == "" {
-		// A patch that removes resourceVersion does not make the write
-		// unconditional in a different way: it is simply not a precondition.
-		obj.SetResourceVersion(old.GetResourceVersion())
-	}
-	return s.update(k, req, old, obj, true, "patch")
+	return obj, nil
 }
 
 func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, data []byte) (*unstructured.Unstructured, error) {

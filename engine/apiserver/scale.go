@@ -1,13 +1,8 @@
 package apiserver
 
 import (
-	"encoding/json"
-	"fmt"
-
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -138,28 +133,9 @@ func (s *Server) patchScale(k *Kind, req Request, pt types.PatchType, data []byt
 	if err != nil {
 		return nil, err
 	}
-	cur, err := json.Marshal(sc.Object)
+	out, err := s.applyPatch(k, req.Name, sc, pt, data)
 	if err != nil {
 		return nil, err
-	}
-	var patched []byte
-	switch pt {
-	case types.MergePatchType:
-		patched, err = jsonpatch.MergePatch(cur, data)
-	case types.JSONPatchType:
-		var p jsonpatch.Patch
-		if p, err = jsonpatch.DecodePatch(data); err == nil {
-			patched, err = p.Apply(cur)
-		}
-	default:
-		return nil, errUnsupportedMediaType(k, req.Name, fmt.Sprintf("patch type %q is not supported on the scale subresource by the engine", pt))
-	}
-	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	out := &unstructured.Unstructured{}
-	if err := utiljson.Unmarshal(patched, &out.Object); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	return s.UpdateScale(req, out)
 }
