@@ -32,9 +32,15 @@ func misbehavingProject(t *testing.T) *engine.Project {
 		ctl("fighter-b", func(mgr *ctrlsim.Manager) error {
 			return (&sample.Fighter{Client: mgr.GetClient(), Name: "b"}).SetupWithManager(mgr)
 		}),
-		ctl("panicker", func(mgr *ctrlsim.Manager) error { return (&sample.Panicker{Client: mgr.GetClient()}).SetupWithManager(mgr) }),
-		ctl("defaulter", func(mgr *ctrlsim.Manager) error { return (&sample.Defaulter{Client: mgr.GetClient()}).SetupWithManager(mgr) }),
-		ctl("deployer", func(mgr *ctrlsim.Manager) error { return (&sample.Deployer{Client: mgr.GetClient()}).SetupWithManager(mgr) }),
+		ctl("panicker", func(mgr *ctrlsim.Manager) error {
+			return (&sample.Panicker{Client: mgr.GetClient()}).SetupWithManager(mgr)
+		}),
+		ctl("defaulter", func(mgr *ctrlsim.Manager) error {
+			return (&sample.Defaulter{Client: mgr.GetClient()}).SetupWithManager(mgr)
+		}),
+		ctl("deployer", func(mgr *ctrlsim.Manager) error {
+			return (&sample.Deployer{Client: mgr.GetClient()}).SetupWithManager(mgr)
+		}),
 	}}
 }
 

@@ -1,11 +1,11 @@
 package engine
 
 import (
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"context"
 	"encoding/json"
 	"fmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"os"
 	"strings"
 	"time"

@@ -50,10 +50,10 @@
 //     finalizers is removed at once.
 //   - Field selectors: metadata.name and metadata.namespace only.
 //   - The scale subresource (CRD scale paths; Deployment, ReplicaSet,
-//     StatefulSet) reads and writes replicas; its managed-fields entry is
-//     computed as a main-resource Update relabelled "scale", so a scale
-//     update that changes nothing is a no-op here where the real server
-//     writes a new resourceVersion.
+//     StatefulSet) reads and writes replicas; its managed fields are
+//     computed directly (the writer takes ownership of the replicas path
+//     under subresource "scale", with no time), not through managedfields'
+//     ScaleHandler.
 //   - Built-in kinds not in the engine's table are assumed to have neither a
 //     status subresource nor generation tracking unless their Go type has a
 //     Status field (then both are assumed).

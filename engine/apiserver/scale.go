@@ -1,8 +1,11 @@
 package apiserver
 
 import (
+	"bytes"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,9 +38,8 @@ func scalePaths(k *Kind) (spec, status, selector []string, ok bool) {
 
 // GetScale returns the autoscaling/v1 Scale of an object.
 //
-// Simplification: the scale write's managed-fields entry is computed as an
-// Update of the main resource and then relabelled with subresource "scale"
-// (the real server converts through managedfields' ScaleHandler).
+// Simplification: the scale write's managed fields are computed by
+// scaleOwnership, not through managedfields' ScaleHandler.
 func (s *Server) GetScale(req Request) (*unstructured.Unstructured, error) {
 	k, err := s.kindOf(req)
 	if err != nil {
@@ -112,12 +114,9 @@ func (s *Server) UpdateScale(req Request, scale *unstructured.Unstructured) (*un
 	if err != nil {
 		return nil, err
 	}
-	mf := tracked.GetManagedFields()
-	for i := range mf {
-		if mf[i].Manager == manager && mf[i].Operation == metav1.ManagedFieldsOperationUpdate && mf[i].Subresource == "" {
-			mf[i].Subresource = "scale"
-			mf[i].Time = nil
-		}
+	mf, err := scaleOwnership(tracked.GetManagedFields(), manager, k.GVK.GroupVersion().String(), specP)
+	if err != nil {
+		return nil, err
 	}
 	tracked.SetManagedFields(mf)
 	if _, err := s.update(k, Request{GVK: req.GVK, Namespace: req.Namespace, Name: req.Name, FieldManager: req.FieldManager}, old, tracked, false, "update"); err != nil {
@@ -138,4 +137,56 @@ func (s *Server) patchScale(k *Kind, req Request, pt types.PatchType, data []byt
 		return nil, err
 	}
 	return s.UpdateScale(req, out)
+}
+
+// scaleOwnership makes manager the owner of the replicas path, as the real
+// scale handler does even when the value does not change: the path leaves
+// every other entry (entries left empty are dropped) and the manager's entry
+// carries subresource "scale" and no time.
+func scaleOwnership(entries []metav1.ManagedFieldsEntry, manager, apiVersion string, replicasPath []string) ([]metav1.ManagedFieldsEntry, error) {
+	var pe []any
+	for _, p := range replicasPath {
+		pe = append(pe, p)
+	}
+	replicas := fieldpath.MakePathOrDie(pe...)
+	var out []metav1.ManagedFieldsEntry
+	owned := fieldpath.NewSet(replicas)
+	found := false
+	for _, e := range entries {
+		set := &fieldpath.Set{}
+		if e.FieldsV1 != nil {
+			if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+				return nil, err
+			}
+		}
+		mine := e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationUpdate &&
+			(e.Subresource == "" || e.Subresource == "scale") && e.APIVersion == apiVersion
+		if mine && !found {
+			found = true
+			set = set.Union(owned)
+			e.Subresource = "scale"
+			e.Time = nil
+		} else {
+			set = set.Difference(owned)
+		}
+		if set.Empty() {
+			continue
+		}
+		raw, err := set.ToJSON()
+		if err != nil {
+			return nil, err
+		}
+		e.FieldsType = "FieldsV1"
+		e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+		out = append(out, e)
+	}
+	if !found {
+		raw, err := owned.ToJSON()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate,
+			APIVersion: apiVersion, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}, Subresource: "scale"})
+	}
+	return out, nil
 }

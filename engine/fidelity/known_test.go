@@ -15,10 +15,6 @@ var knownDifferences = map[string]string{
 	// apiserver/doc.go: "CRD validation beyond structural pruning and
 	// defaulting (OpenAPI value validation, CEL rules, ratcheting) is not run".
 	"widget/validation": "engine: no CRD OpenAPI value validation (wrong types, required list-map keys, duplicate list-map keys and set items accepted)",
-	// apiserver/scale.go: the scale write's managed fields are computed as a
-	// main-resource Update and relabelled, not through managedfields'
-	// ScaleHandler.
-	"scaler/scale-noop-and-status": "engine: a scale update that leaves replicas unchanged is a no-op (same resourceVersion); the real server writes a new resourceVersion, so a later update carrying the old one conflicts",
 }
 
 // reportedBugs lists disagreements that are engine bugs, reported to the
