@@ -5,9 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-
 	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
@@ -18,10 +15,7 @@ import (
 )
 
 func misbehavingProject(t *testing.T) *engine.Project {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
+	s := enginetest.Scheme(t)
 	ctl := func(name string, setup func(mgr *ctrlsim.Manager) error) explore.Controller {
 		return explore.Controller{Name: name, Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error { return setup(mgr) }}
 	}

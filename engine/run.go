@@ -6,9 +6,7 @@ import (
 	"fmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"os"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -533,6 +531,3 @@ func LoadScenario(path string, p *Project) (*scenario.Scenario, error) {
 	}
 	return scn, nil
 }
-
-var _ = os.ReadFile
-var _ = time.Second

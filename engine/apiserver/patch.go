@@ -121,9 +121,6 @@ func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, dat
 	if applied.GetName() != "" && applied.GetName() != req.Name {
 		return nil, apierrors.NewBadRequest("the name of the object (" + applied.GetName() + ") does not match the name on the URL (" + req.Name + ")")
 	}
-	if applied, err = s.normalizeApplied(k, applied); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
 	fm := k.fieldManager[req.Subresource]
 	if fm == nil {
 		return nil, errNotFound(k, req.Name)
@@ -140,8 +137,10 @@ func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, dat
 	if err != nil {
 		return nil, err
 	}
-	appliedT := runtimeObjectFor(k, applied)
-	outT, err := fm.Apply(liveT, appliedT, req.FieldManager, req.Force)
+	// The apply configuration stays partial and unstructured (no typed round
+	// trip, which would add zero values the caller did not apply); the
+	// field manager's type converter accepts it for built-ins too.
+	outT, err := fm.Apply(liveT, applied, req.FieldManager, req.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +161,3 @@ func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, dat
 	}
 	return s.update(k, req, old, out, false, "apply")
 }
-
-// normalizeApplied keeps an apply configuration partial: no typed round trip
-// (it would add zero values the caller did not apply), only CRD pruning.
-func (s *Server) normalizeApplied(k *Kind, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	return u, nil
-}
-
-// runtimeObjectFor hands the field manager the apply configuration; for
-// built-ins the managedfields type converter accepts unstructured input.
-func runtimeObjectFor(k *Kind, u *unstructured.Unstructured) *unstructured.Unstructured { return u }

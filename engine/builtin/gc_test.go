@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
@@ -21,14 +20,7 @@ import (
 )
 
 func toU(t *testing.T, s *runtime.Scheme, o runtime.Object) *unstructured.Unstructured {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: m}
-	gvks, _, _ := s.ObjectKinds(o)
-	u.SetGroupVersionKind(gvks[0])
-	return u
+	return enginetest.Unstructured(t, s, o)[0]
 }
 
 func has(st explore.State, kind, name string) *unstructured.Unstructured {
@@ -55,8 +47,7 @@ func TestGarbageCollector(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			enginetest.Bubble(t, 1, func(t *testing.T) {
-				s := runtime.NewScheme()
-				_ = clientgoscheme.AddToScheme(s)
+				s := enginetest.Scheme(t)
 				d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "default"},
 					Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}}
 				ten := 10 * time.Second

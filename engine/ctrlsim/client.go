@@ -128,25 +128,14 @@ func (c *Client) toUnstructured(obj runtime.Object, gvk schema.GroupVersionKind)
 // caller's object (no stale fields or map entries survive), so typed objects
 // are replaced, not merged into.
 func decodeInto(u *unstructured.Unstructured, obj runtime.Object) error {
-	if _, ok := obj.(*unstructured.Unstructured); !ok {
-		if _, ok := obj.(*metav1.PartialObjectMetadata); !ok {
-			gvk := obj.GetObjectKind().GroupVersionKind()
-			if g := u.GroupVersionKind(); !g.Empty() {
-				gvk = g
-			}
-			if !isTypedFor(obj, u) {
-				return decodeIntoJSON(u, obj)
-			}
-			return replaceWith(u, obj, gvk)
-		}
+	switch obj.(type) {
+	case *unstructured.Unstructured, *metav1.PartialObjectMetadata:
+		return decodeIntoJSON(u, obj)
 	}
-	return decodeIntoJSON(u, obj)
-}
-
-// isTypedFor reports whether obj is a Go struct the response converts into
-// (scale bodies and other non-scheme types fall back to JSON decoding).
-func isTypedFor(obj runtime.Object, u *unstructured.Unstructured) bool {
-	return u.GetKind() != "Scale"
+	if u.GetKind() == "Scale" { // a scale subresource body: plain JSON decoding
+		return decodeIntoJSON(u, obj)
+	}
+	return replaceWith(u, obj, u.GroupVersionKind())
 }
 
 func decodeIntoJSON(u *unstructured.Unstructured, obj runtime.Object) error {

@@ -49,27 +49,18 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/internal/sample"
 )
 
 var benchSizes = []int{1, 20}
-
-func benchScheme(b *testing.B) *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		b.Fatal(err)
-	}
-	return s
-}
 
 // benchObjects returns n Secrets and n Deployments annotated with them,
 // Secrets first.
@@ -89,29 +80,15 @@ func benchObjects(n int) []client.Object {
 	return out
 }
 
-func benchUnstructured(b *testing.B, s *runtime.Scheme, objs []client.Object) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		u := &unstructured.Unstructured{Object: m}
-		gvks, _, err := s.ObjectKinds(o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		u.SetGroupVersionKind(gvks[0])
-		out = append(out, u)
-	}
-	return out
-}
-
 func BenchmarkReconcileStep(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("deployments=%d", n), func(b *testing.B) {
-			s := benchScheme(b)
-			objs := benchUnstructured(b, s, benchObjects(n))
+			s := enginetest.Scheme(b)
+			var typed []runtime.Object
+			for _, o := range benchObjects(n) {
+				typed = append(typed, o)
+			}
+			objs := enginetest.Unstructured(b, s, typed...)
 			steps := 0
 			b.ResetTimer()
 			for range b.N {
@@ -145,7 +122,7 @@ func BenchmarkReconcileStep(b *testing.B) {
 func BenchmarkFakeClientReconcile(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("deployments=%d", n), func(b *testing.B) {
-			s := benchScheme(b)
+			s := enginetest.Scheme(b)
 			objs := benchObjects(n)
 			for _, o := range objs {
 				// The simulated server sets generation 1 on create; the fake

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
@@ -24,27 +23,10 @@ import (
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
-func scheme(t *testing.T) *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func scheme(t *testing.T) *runtime.Scheme { return enginetest.Scheme(t) }
 
 func obj(t *testing.T, s *runtime.Scheme, o runtime.Object) *unstructured.Unstructured {
-	t.Helper()
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: m}
-	gvks, _, err := s.ObjectKinds(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.SetGroupVersionKind(gvks[0])
-	return u
+	return enginetest.Unstructured(t, s, o)[0]
 }
 
 func find(st explore.State, kind, name string) *unstructured.Unstructured {

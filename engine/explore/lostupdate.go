@@ -1,7 +1,6 @@
 package explore
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -107,5 +106,3 @@ func diffPaths(prefix string, a, b map[string]any, depth int, out *[]string) {
 		*out = append(*out, p)
 	}
 }
-
-var _ = fmt.Sprint

@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -539,5 +538,3 @@ func keyString(ns, name string) string {
 	}
 	return ns + "/" + name
 }
-
-var _ = strings.TrimSpace
