@@ -163,4 +163,6 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
-replace github.com/ctrlbugs/corpus/engine => ../
+// The engine (our own module, this directory's parent) is not published: this
+// module is outside go.work, so it reaches the engine through a replace.
+replace github.com/ctrlbugs/corpus/engine => ../../engine
