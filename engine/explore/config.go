@@ -61,45 +61,6 @@ type Window struct {
 	For   time.Duration
 }
 
-// Staleness holds back one controller's cache of one kind.
-type Staleness struct {
-	Controller string
-	Kind       schema.GroupKind
-	// Mode: "lag" (the view shows the kind as it was Lag ago) or "frozen"
-	// (the view stays where it was when the window opened).
-	Mode   string
-	Lag    time.Duration
-	Window Window
-	// ExplorePlacement: the search enumerates the window's start over the
-	// controller's writes (after its 1st, 2nd, ... write) instead of From.
-	ExplorePlacement bool
-}
-
-// Crash aborts a controller's reconcile at its AtWrite-th write (the write is
-// not performed; earlier ones stay) and restarts the controller.
-type Crash struct {
-	Controller string
-	AtWrite    int
-	Repeat     bool
-	// ExplorePlacement: enumerate AtWrite over the controller's writes.
-	ExplorePlacement bool
-}
-
-// DropEvents makes a controller's informer for a kind update its cache
-// without notifying handlers during the window.
-type DropEvents struct {
-	Controller string
-	Kind       schema.GroupKind
-	Window     Window
-}
-
-// Ordering makes the relative order of these controllers' steps a choice
-// point during the window.
-type Ordering struct {
-	Controllers []string
-	Window      Window
-}
-
 // Action is a user action applied by the engine's "user" identity.
 type Action struct {
 	Name  string
@@ -122,18 +83,14 @@ type Config struct {
 	Controllers []Controller
 	Objects     []*unstructured.Unstructured
 	Actions     []Action
-	Staleness   []Staleness
-	Crashes     []Crash
-	Drops       []DropEvents
-	Orderings   []Ordering
+	// Perturbations are the faults injected, each active in its window.
+	Perturbations []Perturbation
 	// Invariants are checked after every step (oracle "always" scope).
 	Invariants []func(State) (bool, error)
 	MaxSteps   int
 	Horizon    time.Duration
 	Seed       int64
 	Upstream   map[string]string
-	// Perturbations and Ablations name what is on, for the trace header.
-	PerturbationNames []string
 }
 
 // State is what oracles see: the objects as they are now, the step and the

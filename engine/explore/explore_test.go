@@ -20,6 +20,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/internal/sample"
+	"github.com/ctrlbugs/corpus/engine/perturb"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -146,7 +147,7 @@ func raceConfig(t *testing.T, ordering bool) *explore.Config {
 		Horizon: time.Minute,
 	}
 	if ordering {
-		cfg.Orderings = []explore.Ordering{{Controllers: []string{"defaulter", "deployer"}}}
+		cfg.Perturbations = []explore.Perturbation{perturb.Ordering{Controllers: []string{"defaulter", "deployer"}}}
 	}
 	return cfg
 }
@@ -224,7 +225,7 @@ func TestPerturbations(t *testing.T) {
 		check func(t *testing.T, r *explore.Result, tr *trace.Trace)
 	}{
 		{"crash at first write restarts and converges", func(cfg *explore.Config) {
-			cfg.Crashes = []explore.Crash{{Controller: "mirror", AtWrite: 1}}
+			cfg.Perturbations = []explore.Perturbation{perturb.Crash{Controller: "mirror", AtWrite: 1}}
 		}, func(t *testing.T, r *explore.Result, tr *trace.Trace) {
 			if tr.Steps[0].Result != "crash" || tr.Steps[1].Result != "ok" {
 				t.Fatalf("steps: %s, %s", tr.Steps[0].Result, tr.Steps[1].Result)
@@ -234,7 +235,7 @@ func TestPerturbations(t *testing.T) {
 			}
 		}},
 		{"frozen view of the Deployment shows a stale read", func(cfg *explore.Config) {
-			cfg.Staleness = []explore.Staleness{{Controller: "mirror", Kind: deployGK, Mode: "frozen", Window: explore.Window{For: ten}}}
+			cfg.Perturbations = []explore.Perturbation{perturb.Staleness{Controller: "mirror", Kind: deployGK, Mode: perturb.ModeFrozen, Win: explore.Window{For: ten}}}
 			upd := cfg.Objects[1].DeepCopy()
 			upd.SetAnnotations(map[string]string{sample.SecretAnnotation: "s", "x": "1"})
 			five := 5 * time.Second
@@ -251,7 +252,7 @@ func TestPerturbations(t *testing.T) {
 			}
 		}},
 		{"dropped Secret events: the change is never seen", func(cfg *explore.Config) {
-			cfg.Drops = []explore.DropEvents{{Controller: "mirror", Kind: secretGK}}
+			cfg.Perturbations = []explore.Perturbation{perturb.DropEvents{Controller: "mirror", Kind: secretGK}}
 			sec := cfg.Objects[0].DeepCopy()
 			_ = unstructured.SetNestedField(sec.Object, map[string]any{"k9": "dg=="}, "data")
 			cfg.Actions = []explore.Action{{Name: "rotate", At: explore.Trigger{Time: &ten}, Op: "update", Obj: sec}}

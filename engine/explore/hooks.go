@@ -32,14 +32,19 @@ func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 		return nil
 	}
 	c.stepWrite++
-	for _, cr := range h.w.cfg.Crashes {
-		if cr.Controller != c.spec.Name || cr.AtWrite != c.stepWrite {
+	wc := WriteContext{Controller: c.spec.Name, InReconcile: c.stepWrite, InRun: h.w.res.Writes[c.spec.Name] + 1}
+	for _, a := range h.w.active {
+		wf, ok := a.p.(WriteFault)
+		if !ok || !a.inForce() {
 			continue
 		}
-		if !cr.Repeat && c.crashes > 0 {
+		wc.Applied = a.applied
+		if !wf.CrashAt(wc) {
 			continue
 		}
+		a.applied++
 		c.crashed = true
+		c.crashedBy = a.p.Describe()
 		op.Err = errCrashed
 		h.record(op)
 		panic(crashSignal{})
@@ -58,7 +63,7 @@ func (h *hooks) AfterCall(op *ctrlsim.Op) {
 	if op.IsWrite() && op.Err == nil {
 		w := h.w
 		w.res.Writes[h.c.spec.Name]++
-		w.writeLog = append(w.writeLog, writeRec{controller: h.c.spec.Name, gk: op.GVK.GroupKind(), verb: op.Verb, sub: op.Subresource})
+		w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, Controller: h.c.spec.Name, Kind: op.GVK.GroupKind(), Verb: op.Verb, Sub: op.Subresource})
 		w.openWindows()
 	}
 }
@@ -74,6 +79,9 @@ func (h *hooks) record(op *ctrlsim.Op) {
 		Outcome: errorReason(op.Err)}
 	if op.Err != nil {
 		t.Error = op.Err.Error()
+	}
+	if op.IsWrite() && op.Err == nil && op.RVAfter != op.RVBefore {
+		t.Changed = w.changeAt(op.RVAfter)
 	}
 	if op.Cached {
 		if w.cur.Views == nil {

@@ -1,10 +1,9 @@
 package explore
 
 import (
+	"strconv"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -16,117 +15,6 @@ import (
 )
 
 func typesPatch(pt string) types.PatchType { return types.PatchType(pt) }
-
-// fired reports whether t has fired; for time and write triggers it also
-// returns when (for time triggers, the exact virtual instant).
-func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
-	now := time.Now()
-	switch {
-	case t == nil:
-		return true, w.start
-	case t.Step != nil:
-		return w.step >= *t.Step, now
-	case t.Time != nil:
-		at := w.start.Add(*t.Time)
-		return !now.Before(at), at
-	case t.AfterWrite != nil:
-		return w.countWrites(t.AfterWrite) >= t.AfterWrite.N, now
-	case t.When != nil:
-		if state == nil {
-			return false, now
-		}
-		ok, err := t.When(state())
-		if err != nil {
-			w.note(fmt.Sprintf("trigger %s: %v", t.Desc, err))
-		}
-		return ok && err == nil, now
-	}
-	return false, now
-}
-
-func (w *world) countWrites(ref *WriteRef) int {
-	n := 0
-	for _, wr := range w.writeLog {
-		if ref.Controller != "" && wr.controller != ref.Controller {
-			continue
-		}
-		if !ref.Kind.Empty() && wr.gk != ref.Kind {
-			continue
-		}
-		if ref.Verb == "status" && wr.sub != "status" {
-			continue
-		}
-		if ref.Verb != "" && ref.Verb != "status" && wr.verb != ref.Verb {
-			continue
-		}
-		n++
-	}
-	return n
-}
-
-// openWindows opens and closes perturbation windows whose triggers fired.
-// Predicate (When) triggers are evaluated only between steps, by stepWindows.
-func (w *world) openWindows() { w.updateWindows(nil) }
-
-func (w *world) updateWindows(state func() State) {
-	all := [][]*window{w.stale, w.drops, w.orders}
-	for _, set := range all {
-		for _, win := range set {
-			if !win.open {
-				if ok, at := w.fired(win.w.From, state); ok {
-					win.open = true
-					win.openAt = at
-					win.openRev = w.srv.Store().RevAt(at)
-					if at.Equal(time.Now()) || win.w.From == nil || win.w.From.Time == nil {
-						win.openRev = w.srv.Store().Rev()
-					}
-					w.note("window opened: " + descWindow(win.w))
-				}
-			}
-			if win.open && !win.closed {
-				closed := false
-				if win.w.For > 0 && !time.Now().Before(win.openAt.Add(win.w.For)) {
-					closed = true
-				}
-				if win.w.Until != nil {
-					if ok, _ := w.fired(win.w.Until, state); ok {
-						closed = true
-					}
-				}
-				if closed {
-					win.closed = true
-					w.note("window closed: " + descWindow(win.w))
-				}
-			}
-		}
-	}
-}
-
-func descWindow(win Window) string {
-	s := "from " + descTrigger(win.From)
-	if win.For > 0 {
-		s += " for " + win.For.String()
-	} else if win.Until != nil {
-		s += " until " + descTrigger(win.Until)
-	}
-	return s
-}
-
-func descTrigger(t *Trigger) string {
-	switch {
-	case t == nil:
-		return "start"
-	case t.Desc != "":
-		return t.Desc
-	case t.Step != nil:
-		return fmt.Sprintf("step %d", *t.Step)
-	case t.Time != nil:
-		return t.Time.String()
-	case t.AfterWrite != nil:
-		return fmt.Sprintf("write %d of %s", t.AfterWrite.N, t.AfterWrite.Controller)
-	}
-	return "predicate"
-}
 
 // state returns the objects as they are now.
 func (w *world) state() State {
@@ -157,13 +45,19 @@ func (w *world) applyActions() {
 		}
 		w.actions[i] = true
 		st = nil
+		before := w.srv.Store().Rev()
 		_, err := w.userWrite(a.Op, a.Obj, a.Patch, string(a.PatchType), a.Propagation)
 		rec := trace.Action{Type: "action", Step: w.step, T: fmtDur(w.now()), Name: a.Name, Op: a.Op,
 			Key: kindString(a.Obj.GroupVersionKind()) + " " + keyString(a.Obj.GetNamespace(), a.Obj.GetName()), Outcome: errorReason(err)}
 		if err != nil {
 			rec.Error = err.Error()
 		}
+		if after := w.srv.Store().Rev(); after > before {
+			rec.RV = strconv.FormatInt(after, 10)
+			rec.Changed = w.changeAt(rec.RV)
+		}
 		_ = w.tw.Write(rec)
+		w.checkInvariants()
 	}
 }
 
@@ -180,15 +74,18 @@ func (w *world) runnable() []*ctrl {
 	return out
 }
 
-// ordered returns the controllers whose relative order is a choice point now.
-func (w *world) ordered() []string {
+// ordered returns the controllers whose relative order is a choice point
+// now, and the schedulers in force that made it so.
+func (w *world) ordered() ([]string, []*active) {
 	var out []string
-	for i, o := range w.cfg.Orderings {
-		if w.orders[i].open && !w.orders[i].closed {
-			out = append(out, o.Controllers...)
+	var by []*active
+	for _, a := range w.active {
+		if sc, ok := a.p.(Scheduler); ok && a.inForce() {
+			out = append(out, sc.Ordered()...)
+			by = append(by, a)
 		}
 	}
-	return out
+	return out, by
 }
 
 func (w *world) loop() error {
@@ -209,18 +106,18 @@ func (w *world) loop() error {
 			c.q.fire(now)
 		}
 		if w.step >= maxSteps {
-			w.res.Stop = "maxSteps"
+			w.res.Stop = StopMaxSteps
 			break
 		}
 		run := w.runnable()
 		if len(run) == 0 {
 			wake, ok := w.nextWake()
 			if !ok {
-				w.res.Stop = "quiescent"
+				w.res.Stop = StopQuiescent
 				break
 			}
 			if wake.Sub(w.start) > horizon {
-				w.res.Stop = "horizon"
+				w.res.Stop = StopHorizon
 				break
 			}
 			if d := time.Until(wake); d > 0 {
@@ -229,12 +126,12 @@ func (w *world) loop() error {
 			continue
 		}
 		if w.now() > horizon {
-			w.res.Stop = "horizon"
+			w.res.Stop = StopHorizon
 			break
 		}
 		pick := run[0]
 		var choice *trace.Choice
-		if ord := w.ordered(); len(ord) > 0 {
+		if ord, by := w.ordered(); len(ord) > 0 {
 			var opts []*ctrl
 			for _, c := range run {
 				if slices.Contains(ord, c.spec.Name) {
@@ -252,6 +149,9 @@ func (w *world) loop() error {
 				}
 				pick = opts[i]
 				choice = &trace.Choice{Options: names, Chosen: i}
+				for _, a := range by {
+					a.applied++
+				}
 				w.res.Choices = append(w.res.Choices, *choice)
 				w.res.ChoiceSteps = append(w.res.ChoiceSteps, w.step+1)
 			}
@@ -263,7 +163,7 @@ func (w *world) loop() error {
 	w.syncAll()
 	st := w.state()
 	w.res.Final = st
-	w.res.FinalHash = HashObjects(st.Objects)
+	w.res.FinalHash = w.hash.current()
 	w.res.Steps = w.step
 	for _, c := range w.ctrls {
 		w.res.Pending += len(c.q.items) + len(c.q.waiting)
@@ -280,35 +180,42 @@ func (w *world) afterStep() {
 			queues = append(queues, c.spec.Name+" "+it.req.String())
 		}
 	}
-	// The store's hash changes only when something was written: reuse the
-	// last one otherwise (hashing every object is most of a step's cost).
 	// Writes counts this step's accepted controller writes.
-	writes := len(w.writeLog) - w.snapWrites
-	w.snapWrites = len(w.writeLog)
-	var storeHash string
-	if len(w.res.Snapshots) > 0 && len(w.cfg.Invariants) == 0 && w.lastStoreRev == w.srv.Store().Rev() {
-		storeHash = w.lastStoreHash
-	} else {
-		st := w.state()
-		for i, inv := range w.cfg.Invariants {
-			if w.res.InvariantFailedAt[i] >= 0 {
-				continue
-			}
-			ok, err := inv(st)
-			if err != nil {
-				w.res.InvariantFailedAt[i] = w.step
-				w.res.InvariantErr[i] = err.Error()
-			} else if !ok {
-				w.res.InvariantFailedAt[i] = w.step
-			}
-		}
-		storeHash = HashObjects(st.Objects)
-		w.lastStoreHash, w.lastStoreRev = storeHash, w.srv.Store().Rev()
-	}
+	writes := len(w.res.WriteLog) - w.snapWrites
+	w.snapWrites = len(w.res.WriteLog)
+	storeHash := w.hash.current()
+	w.checkInvariants()
 	// The snapshot hash covers the store and the queues, so DFS treats two
 	// choice points as the same state only if the pending work is the same.
 	h := sha256.Sum256([]byte(storeHash + "|" + strings.Join(queues, ",")))
 	w.res.Snapshots = append(w.res.Snapshots, Snapshot{Step: w.step, Hash: "sha256:" + hex.EncodeToString(h[:]), StoreHash: storeHash, Writes: writes, Pending: pending})
+}
+
+// checkInvariants evaluates the "always" invariants that have held so far,
+// if the store changed since they were last evaluated. It runs after every
+// state change: controller steps, user actions, initial objects.
+func (w *world) checkInvariants() {
+	if len(w.cfg.Invariants) == 0 || w.invRev == w.srv.Store().Rev() {
+		return
+	}
+	w.invRev = w.srv.Store().Rev()
+	var st *State
+	for i, inv := range w.cfg.Invariants {
+		if w.res.InvariantFailedAt[i] >= 0 {
+			continue
+		}
+		if st == nil {
+			s := w.state()
+			st = &s
+		}
+		ok, err := inv(*st)
+		if err != nil {
+			w.res.InvariantFailedAt[i] = w.step
+			w.res.InvariantErr[i] = err.Error()
+		} else if !ok {
+			w.res.InvariantFailedAt[i] = w.step
+		}
+	}
 }
 
 // nextWake returns the next instant something can happen: a timer, an
@@ -334,34 +241,27 @@ func (w *world) nextWake() (time.Time, bool) {
 			consider(w.start.Add(*a.At.Time))
 		}
 	}
-	sets := [][]*window{w.stale, w.drops, w.orders}
-	for _, set := range sets {
-		for _, win := range set {
-			if !win.open && win.w.From != nil && win.w.From.Time != nil {
-				consider(w.start.Add(*win.w.From.Time))
-			}
-			if win.open && !win.closed {
-				if win.w.For > 0 {
-					consider(win.openAt.Add(win.w.For))
-				}
-				if win.w.Until != nil && win.w.Until.Time != nil {
-					consider(w.start.Add(*win.w.Until.Time))
-				}
-			}
-		}
-	}
+	w.windowWakes(consider)
 	// Lagging views: the next event each controller has not yet seen
-	// becomes visible lag after it was written.
-	for i, s := range w.cfg.Staleness {
-		win := w.stale[i]
-		c := w.byName[s.Controller]
-		if c == nil || !win.open || win.closed || s.Mode == "frozen" {
+	// becomes visible some time after it was written.
+	for _, a := range w.active {
+		vb, ok := a.p.(ViewBound)
+		if !ok || !a.inForce() {
 			continue
 		}
-		for _, ev := range w.srv.Store().Events(c.pos[s.Kind], 0) {
-			if ev.Key.GroupKind == s.Kind {
-				consider(ev.Time.Add(s.Lag))
-				break
+		for _, c := range w.ctrls {
+			for _, gk := range informerKinds(c) {
+				if !vb.Bounds(c.spec.Name, gk) {
+					continue
+				}
+				for _, ev := range w.srv.Store().Events(c.pos[gk], 0) {
+					if ev.Key.GroupKind == gk {
+						if at, ok := vb.NextVisible(ev.Time); ok {
+							consider(at)
+						}
+						break
+					}
+				}
 			}
 		}
 	}
@@ -376,47 +276,3 @@ func (w *world) nextWake() (time.Time, bool) {
 	return best, found
 }
 
-// HashObjects hashes a normalised state: resourceVersion, managedFields and
-// every RFC 3339 timestamp are dropped, so states reached through different
-// schedules compare equal when they hold the same content.
-func HashObjects(objs []*unstructured.Unstructured) string {
-	var norm []any
-	for _, o := range objs {
-		norm = append(norm, Normalize(o).Object)
-	}
-	data, _ := json.Marshal(norm)
-	s := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(s[:])
-}
-
-// Normalize returns a copy of obj without resourceVersion, managedFields and
-// timestamps (replaced by "<time>").
-func Normalize(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	o := obj.DeepCopy()
-	o.SetResourceVersion("")
-	o.SetManagedFields(nil)
-	o.Object = normTimes(o.Object).(map[string]any)
-	return o
-}
-
-func normTimes(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normTimes(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = normTimes(e)
-		}
-		return x
-	case string:
-		if len(x) >= 20 && len(x) <= 35 && x[4] == '-' && x[10] == 'T' {
-			if _, err := time.Parse(time.RFC3339, x); err == nil {
-				return "<time>"
-			}
-		}
-	}
-	return v
-}

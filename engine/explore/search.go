@@ -9,28 +9,6 @@ import (
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
-// Prefix follows a fixed list of choices, then takes the first option.
-type Prefix struct {
-	Choices []int
-	n       int
-}
-
-// Choose implements Chooser.
-func (p *Prefix) Choose(step int, options []string) int {
-	i := p.n
-	p.n++
-	if i < len(p.Choices) {
-		return p.Choices[i]
-	}
-	return 0
-}
-
-// Random picks uniformly with its own seeded source.
-type Random struct{ R *rand.Rand }
-
-// Choose implements Chooser.
-func (r Random) Choose(step int, options []string) int { return r.R.Intn(len(options)) }
-
 // DFSOptions bound a depth-first search.
 type DFSOptions struct {
 	MaxStates int // runs at most
@@ -183,7 +161,13 @@ func describeOp(o trace.Op) string {
 	if o.Sub != "" {
 		s += "/" + o.Sub
 	}
-	s += " " + o.Kind + " " + o.Key + " -> " + o.Outcome
+	s += " " + o.Kind + " " + o.Key
+	if o.Pre != "" {
+		s += " precondition rv=" + o.Pre
+	} else if o.Verb != "get" && o.Verb != "list" {
+		s += " no precondition"
+	}
+	s += " -> " + o.Outcome
 	if o.After != "" {
 		s += " rv=" + o.After
 	}

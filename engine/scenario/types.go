@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ctrlbugs/corpus/engine/perturb"
 	"path/filepath"
 	"time"
 )
@@ -126,8 +127,9 @@ type Perturbation struct {
 	// Controllers are the controllers whose order is perturbed (ordering
 	// only, at least two).
 	Controllers []string `json:"controllers,omitempty"`
-	// Kind restricts staleness or dropEvents to one kind (see ParseKind);
-	// required for staleness mode writes.
+	// Kind is the kind whose informer is perturbed (staleness, dropEvents;
+	// required there), "group/version/Kind" (see ParseKind); it must be a
+	// kind the project serves.
 	Kind string `json:"kind,omitempty"`
 	// Mode is the staleness mode (Staleness* constants); staleness only,
 	// required there.
@@ -146,14 +148,49 @@ type Perturbation struct {
 	Until *Trigger `json:"until,omitempty"`
 	// For closes the window this long after it opens; not with Until.
 	For *Duration `json:"for,omitempty"`
-	// AtWrite aborts the reconcile at its Nth write (crash, >= 1).
+	// AtWrite aborts a reconcile in the window at its Nth write (crash,
+	// >= 1; not with explore).
 	AtWrite int `json:"atWrite,omitempty"`
-	// Repeat crashes every reconcile in the window, not only the first
-	// (crash only).
+	// Repeat crashes every reconcile in the window that reaches AtWrite,
+	// not only the first (crash only).
 	Repeat bool `json:"repeat,omitempty"`
-	// Explore makes the explorer enumerate where the window opens, as a
-	// choice point (staleness and crash only).
+	// Explore makes the search place the perturbation: a staleness window
+	// opens after each write of the unperturbed run in turn (not with
+	// from), a crash hits each of the controller's writes of the run in
+	// turn (not with atWrite). At most one perturbation explores.
 	Explore bool `json:"explore,omitempty"`
+}
+
+// Spec returns the perturbation as perturb's table reads it (window not
+// compiled; the kind parsed when it parses).
+func (p *Perturbation) Spec() *perturb.Spec {
+	s := &perturb.Spec{Type: p.Type, Controller: p.Controller, Controllers: p.Controllers, Kind: p.Kind, Mode: p.Mode,
+		StaleAt: p.StaleAt, CatchUpAt: p.CatchUpAt, AtWrite: p.AtWrite, Repeat: p.Repeat, Explore: p.Explore}
+	if gvk, err := ParseKind(p.Kind); err == nil {
+		s.GroupKind = gvk.GroupKind()
+	}
+	if p.Lag != nil {
+		s.Lag = p.Lag.Duration
+	}
+	set := func(name string, ok bool) {
+		if ok {
+			s.Set = append(s.Set, name)
+		}
+	}
+	set("controller", p.Controller != "")
+	set("controllers", p.Controllers != nil)
+	set("kind", p.Kind != "")
+	set("mode", p.Mode != "")
+	set("lag", p.Lag != nil)
+	set("staleAt", p.StaleAt != nil)
+	set("catchUpAt", p.CatchUpAt != nil)
+	set("atWrite", p.AtWrite != 0)
+	set("repeat", p.Repeat)
+	set("explore", p.Explore)
+	set("from", p.From != nil)
+	set("until", p.Until != nil)
+	set("for", p.For != nil)
+	return s
 }
 
 // Search says how the explorer runs a scenario. Zero fields take the
@@ -248,7 +285,7 @@ const (
 	VerbStatus = "status"
 )
 
-// Perturbation types.
+// Perturbation types (the table is perturb.Types).
 const (
 	PerturbStaleness  = "staleness"
 	PerturbCrash      = "crash"
@@ -258,9 +295,9 @@ const (
 
 // Staleness modes.
 const (
-	StalenessLag    = "lag"
-	StalenessFrozen = "frozen"
-	StalenessWrites = "writes"
+	StalenessLag    = perturb.ModeLag
+	StalenessFrozen = perturb.ModeFrozen
+	StalenessWrites = perturb.ModeWrites
 )
 
 // Search modes.
@@ -286,12 +323,10 @@ const (
 )
 
 var (
-	ops               = []string{OpCreate, OpUpdate, OpPatch, OpDelete}
-	patchTypes        = []string{PatchMerge, PatchJSON, PatchStrategic}
-	verbs             = []string{VerbCreate, VerbUpdate, VerbPatch, VerbApply, VerbDelete, VerbStatus}
-	perturbationTypes = []string{PerturbStaleness, PerturbCrash, PerturbDropEvents, PerturbOrdering}
-	stalenessModes    = []string{StalenessLag, StalenessFrozen, StalenessWrites}
-	searchModes       = []string{SearchReference, SearchDFS, SearchRandom, SearchReplay}
-	scopes            = []string{ScopeFinal, ScopeAlways}
-	ablations         = []string{AblationGeneration, AblationResourceVersionConflicts, AblationNoopWrites, AblationStatusSubresource}
+	ops         = []string{OpCreate, OpUpdate, OpPatch, OpDelete}
+	patchTypes  = []string{PatchMerge, PatchJSON, PatchStrategic}
+	verbs       = []string{VerbCreate, VerbUpdate, VerbPatch, VerbApply, VerbDelete, VerbStatus}
+	searchModes = []string{SearchReference, SearchDFS, SearchRandom, SearchReplay}
+	scopes      = []string{ScopeFinal, ScopeAlways}
+	ablations   = []string{AblationGeneration, AblationResourceVersionConflicts, AblationNoopWrites, AblationStatusSubresource}
 )

@@ -8,12 +8,16 @@ import (
 	"strings"
 
 	"github.com/ctrlbugs/corpus/engine/oracle"
+	"github.com/ctrlbugs/corpus/engine/perturb"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Known is what exists outside the scenario: the controllers the project
 // registers and the kinds the engine serves. A nil slice is not checked.
 type Known struct {
+	// Project is the name of the project running the scenario ("": not
+	// checked).
+	Project     string
 	Controllers []string
 	Kinds       []schema.GroupVersionKind
 }
@@ -60,8 +64,16 @@ func (s *Scenario) Validate(known Known) error {
 		actionNames[a.Name] = true
 		v.action(field, a)
 	}
+	explored := -1
 	for i := range s.Perturbations {
-		v.perturbation(fmt.Sprintf("perturbations[%d]", i), &s.Perturbations[i])
+		field := fmt.Sprintf("perturbations[%d]", i)
+		v.perturbation(field, &s.Perturbations[i])
+		if s.Perturbations[i].Explore {
+			if explored >= 0 {
+				v.add(join(field, "explore"), fmt.Sprintf("perturbations[%d] already explores its placement; only one perturbation may (the search would be their product)", explored))
+			}
+			explored = i
+		}
 	}
 	v.search()
 	v.oracles()
@@ -78,6 +90,9 @@ func (v *validator) top() {
 	s := v.s
 	v.nameLike("name", s.Name)
 	v.nameLike("project", s.Project)
+	if v.known.Project != "" && s.Project != "" && s.Project != v.known.Project {
+		v.add("project", fmt.Sprintf("scenario is for project %q, but it is run by project %q", s.Project, v.known.Project))
+	}
 	if len(s.Controllers) == 0 {
 		v.add("controllers", "required: name at least one controller")
 	}
@@ -327,135 +342,47 @@ func (v *validator) action(field string, a *Action) {
 	}
 }
 
+// perturbation checks the references a perturbation makes (controllers
+// among the scenario's, a kind the project serves, well-formed window
+// triggers), then hands it to its type in perturb's table.
 func (v *validator) perturbation(field string, p *Perturbation) {
-	f := func(name string) string { return join(field, name) }
-	forbid := func(name string, set bool, why string) {
-		if set {
-			v.add(f(name), why)
-		}
-	}
-	if !slices.Contains(perturbationTypes, p.Type) {
-		if p.Type == "" {
-			v.add(f("type"), "required: one of "+strings.Join(perturbationTypes, ", "))
-		} else {
-			v.add(f("type"), oneOf("perturbation type", p.Type, perturbationTypes))
-		}
-		return
-	}
-	notFor := fmt.Sprintf("not for type %s", p.Type)
-
-	// Who is perturbed.
-	if p.Type == PerturbOrdering {
-		forbid("controller", p.Controller != "", "ordering takes controllers (a list), not controller")
-		if len(p.Controllers) < 2 {
-			v.add(f("controllers"), fmt.Sprintf("ordering needs at least two controllers, got %d", len(p.Controllers)))
-		}
-		seen := map[string]bool{}
-		for i, c := range p.Controllers {
-			cf := fmt.Sprintf("%s[%d]", f("controllers"), i)
-			if seen[c] {
-				v.add(cf, fmt.Sprintf("duplicate controller %q", c))
-				continue
+	spec := p.Spec()
+	for _, f := range spec.Set {
+		switch f {
+		case "controller":
+			v.controller(join(field, "controller"), p.Controller)
+		case "controllers":
+			seen := map[string]bool{}
+			for i, c := range p.Controllers {
+				cf := fmt.Sprintf("%s[%d]", join(field, "controllers"), i)
+				if seen[c] {
+					v.add(cf, fmt.Sprintf("duplicate controller %q", c))
+					continue
+				}
+				seen[c] = true
+				v.controller(cf, c)
 			}
-			seen[c] = true
-			v.controller(cf, c)
-		}
-	} else {
-		forbid("controllers", p.Controllers != nil, notFor+"; use controller")
-		v.controller(f("controller"), p.Controller)
-	}
-
-	// Which kind.
-	switch p.Type {
-	case PerturbStaleness, PerturbDropEvents:
-		if p.Kind != "" {
-			v.kind(f("kind"), p.Kind)
-		}
-	default:
-		forbid("kind", p.Kind != "", notFor)
-	}
-
-	// Staleness modes.
-	if p.Type == PerturbStaleness {
-		switch p.Mode {
-		case "":
-			v.add(f("mode"), "required for staleness: one of "+strings.Join(stalenessModes, ", "))
-		case StalenessLag:
-			switch {
-			case p.Lag == nil:
-				v.add(f("lag"), "required with mode lag")
-			case p.Lag.Duration <= 0:
-				v.add(f("lag"), fmt.Sprintf("%s: must be positive", p.Lag))
+		case "kind":
+			v.kind(join(field, "kind"), p.Kind)
+		case "from":
+			v.trigger(join(field, "from"), p.From)
+		case "until":
+			v.trigger(join(field, "until"), p.Until)
+		case "for":
+			if p.For.Duration <= 0 {
+				v.add(join(field, "for"), fmt.Sprintf("%s: must be positive", p.For))
 			}
-		case StalenessFrozen:
-		case StalenessWrites:
-			if p.Kind == "" {
-				v.add(f("kind"), "required with mode writes: positions count that kind's writes")
-			}
-			switch {
-			case p.StaleAt == nil:
-				v.add(f("staleAt"), "required with mode writes")
-			case *p.StaleAt < 0:
-				v.add(f("staleAt"), fmt.Sprintf("%d: must not be negative", *p.StaleAt))
-			}
-			switch {
-			case p.CatchUpAt == nil:
-				v.add(f("catchUpAt"), "required with mode writes")
-			case p.StaleAt != nil && *p.CatchUpAt <= *p.StaleAt:
-				v.add(f("catchUpAt"), fmt.Sprintf("%d: must be after staleAt (%d)", *p.CatchUpAt, *p.StaleAt))
-			}
-			forbid("from", p.From != nil, "not with mode writes: staleAt and catchUpAt are the window")
-			forbid("until", p.Until != nil, "not with mode writes: staleAt and catchUpAt are the window")
-			forbid("for", p.For != nil, "not with mode writes: staleAt and catchUpAt are the window")
-		default:
-			v.add(f("mode"), oneOf("staleness mode", p.Mode, stalenessModes))
 		}
-		if p.Mode != StalenessLag {
-			forbid("lag", p.Lag != nil, "only with mode lag")
-		}
-		if p.Mode != StalenessWrites {
-			forbid("staleAt", p.StaleAt != nil, "only with mode writes")
-			forbid("catchUpAt", p.CatchUpAt != nil, "only with mode writes")
-		}
-	} else {
-		forbid("mode", p.Mode != "", notFor)
-		forbid("lag", p.Lag != nil, notFor)
-		forbid("staleAt", p.StaleAt != nil, notFor)
-		forbid("catchUpAt", p.CatchUpAt != nil, notFor)
 	}
-
-	// Crash.
-	if p.Type == PerturbCrash {
-		if p.AtWrite < 1 {
-			v.add(f("atWrite"), fmt.Sprintf("%d: crash needs atWrite >= 1 (the reconcile's Nth write)", p.AtWrite))
-		}
-	} else {
-		forbid("atWrite", p.AtWrite != 0, notFor)
-		forbid("repeat", p.Repeat, notFor)
-	}
-	if p.Type != PerturbStaleness && p.Type != PerturbCrash {
-		forbid("explore", p.Explore, notFor)
-	}
-
-	// The window.
-	if p.From != nil {
-		v.trigger(f("from"), p.From)
-	}
-	if p.Until != nil {
-		v.trigger(f("until"), p.Until)
-	}
-	if p.For != nil {
-		forbid("for", p.Until != nil, "not with until: give one end of the window")
-		if p.For.Duration <= 0 {
-			v.add(f("for"), fmt.Sprintf("%s: must be positive", p.For))
-		}
+	for _, e := range perturb.Validate(spec) {
+		v.add(join(field, e.Field), e.Msg)
 	}
 	if p.From != nil && p.Until != nil {
 		switch {
 		case p.From.Time != nil && p.Until.Time != nil && p.Until.Time.Duration <= p.From.Time.Duration:
-			v.add(f("until"), fmt.Sprintf("time %s is not after from's time %s: the window is empty", p.Until.Time, p.From.Time))
+			v.add(join(field, "until"), fmt.Sprintf("time %s is not after from's time %s: the window is empty", p.Until.Time, p.From.Time))
 		case p.From.Step != nil && p.Until.Step != nil && *p.Until.Step <= *p.From.Step:
-			v.add(f("until"), fmt.Sprintf("step %d is not after from's step %d: the window is empty", *p.Until.Step, *p.From.Step))
+			v.add(join(field, "until"), fmt.Sprintf("step %d is not after from's step %d: the window is empty", *p.Until.Step, *p.From.Step))
 		}
 	}
 }

@@ -10,4 +10,4 @@ package trace
 
 // Schema is the version of the record layout below. Bump it on any change
 // that would make an old trace decode differently.
-const Schema = 1
+const Schema = 2

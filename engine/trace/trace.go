@@ -58,6 +58,11 @@ type Op struct {
 	Items     int    `json:"items,omitempty"`
 	Outcome   string `json:"outcome"` // ok, or the API error reason (Conflict, NotFound, ...)
 	Error     string `json:"error,omitempty"`
+	// Changed summarises what an accepted write changed: the leaf paths
+	// whose values differ, with the new value ("status.artifact.revision=
+	// sha256:…", "metadata.finalizers=[…]", "-spec.suspend" for a removal),
+	// bounded in number and length.
+	Changed []string `json:"changed,omitempty"`
 }
 
 // Stale reports whether a cached read saw an older version than the server had.
@@ -101,12 +106,35 @@ type Action struct {
 	Key     string `json:"key"`
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
+	// RV is the resourceVersion the action wrote; Changed summarises it as
+	// Op.Changed does.
+	RV      string   `json:"rv,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+}
+
+// Note is something that happened between steps: a perturbation window
+// opening or closing, events dropped, a controller restarted.
+type Note struct {
+	Type string `json:"type"` // "note"
+	Step int    `json:"step"` // the last step before it (0: before the first)
+	T    string `json:"t"`
+	Text string `json:"text"`
+}
+
+// Applied says how often a perturbation applied in a run.
+type Applied struct {
+	Perturbation string `json:"perturbation"`
+	Times        int    `json:"times"`
 }
 
 // Verdict is an oracle's answer, as recorded.
 type Verdict struct {
-	Oracle   string `json:"oracle"`
-	Type     string `json:"type"`
+	Oracle string `json:"oracle"`
+	Type   string `json:"type"`
+	// Expr pins the oracle's definition (the CEL expression and scope, or
+	// the oracle type's parameters): a replay whose oracle differs from the
+	// recorded one is a mismatch, not a verdict.
+	Expr     string `json:"expr,omitempty"`
 	Holds    bool   `json:"holds"`
 	Err      string `json:"err,omitempty"`
 	Evidence string `json:"evidence,omitempty"`
@@ -120,7 +148,9 @@ type Final struct {
 	Stop      string    `json:"stop"` // quiescent, horizon, maxSteps
 	Pending   int       `json:"pending"`
 	StateHash string    `json:"stateHash"`
-	Verdicts  []Verdict `json:"verdicts"`
+	// Applied has one entry per perturbation, in header order.
+	Applied  []Applied `json:"applied,omitempty"`
+	Verdicts []Verdict `json:"verdicts"`
 }
 
 // Trace is a decoded trace.
@@ -128,8 +158,9 @@ type Trace struct {
 	Header  Header
 	Steps   []Step
 	Actions []Action
+	Notes   []Note
 	Final   *Final
-	// Lines keeps every record in order (Step, Action values) for renderers.
+	// Lines keeps every record in order (Step, Action, Note values) for renderers.
 	Lines []any
 }
 
@@ -207,6 +238,13 @@ func Read(r io.Reader) (*Trace, error) {
 			}
 			t.Actions = append(t.Actions, a)
 			t.Lines = append(t.Lines, a)
+		case "note":
+			var n Note
+			if err := dec(&n); err != nil {
+				return nil, err
+			}
+			t.Notes = append(t.Notes, n)
+			t.Lines = append(t.Lines, n)
 		case "final":
 			var f Final
 			if err := dec(&f); err != nil {

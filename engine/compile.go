@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/oracle"
+	"github.com/ctrlbugs/corpus/engine/perturb"
+	"github.com/ctrlbugs/corpus/engine/scenario"
+)
+
+// Compile translates a validated scenario into the explorer's configuration
+// and the oracles that judge its runs.
+func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config, []compiledOracle, error) {
+	errf := func(field, format string, a ...any) error {
+		return &scenario.Error{File: scn.File(), Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	cfg := &explore.Config{Scenario: scn.Name, Run: opts.Label, Cluster: p.Cluster, MaxSteps: scn.Search.MaxSteps,
+		Horizon: scn.Search.Horizon.Duration, Seed: scn.Search.Seed, Upstream: p.Upstream}
+	for _, name := range append(append([]string{}, scn.Ablations...), opts.Ablations...) {
+		if err := cfg.Cluster.Ablations.Set(name); err != nil {
+			return nil, nil, errf("ablations", "%v", err)
+		}
+	}
+	byName := map[string]explore.Controller{}
+	for _, c := range p.controllers() {
+		byName[c.Name] = c
+	}
+	for i, name := range scn.Controllers {
+		c, ok := byName[name]
+		if !ok {
+			return nil, nil, errf(fmt.Sprintf("controllers[%d]", i), "project %s has no controller %q", p.Name, name)
+		}
+		cfg.Controllers = append(cfg.Controllers, c)
+	}
+	for _, o := range scn.Objects {
+		cfg.Objects = append(cfg.Objects, &unstructured.Unstructured{Object: deepCopyJSON(o)})
+	}
+	for i, a := range scn.Actions {
+		field := fmt.Sprintf("actions[%d]", i)
+		at, err := compileTrigger(scn, field+".at", &a.At)
+		if err != nil {
+			return nil, nil, err
+		}
+		pt := map[string]types.PatchType{scenario.PatchMerge: types.MergePatchType, scenario.PatchJSON: types.JSONPatchType,
+			scenario.PatchStrategic: types.StrategicMergePatchType}[a.PatchType]
+		cfg.Actions = append(cfg.Actions, explore.Action{Name: a.Name, At: *at, Op: a.Op,
+			Obj: &unstructured.Unstructured{Object: deepCopyJSON(a.Object)}, Patch: a.Patch, PatchType: pt,
+			Propagation: metav1.DeletionPropagation(a.PropagationPolicy)})
+	}
+	if !opts.DropPerturbations {
+		for i := range scn.Perturbations {
+			pb := &scn.Perturbations[i]
+			field := fmt.Sprintf("perturbations[%d]", i)
+			spec := pb.Spec()
+			from, err := compileTrigger(scn, field+".from", pb.From)
+			if err != nil {
+				return nil, nil, err
+			}
+			until, err := compileTrigger(scn, field+".until", pb.Until)
+			if err != nil {
+				return nil, nil, err
+			}
+			spec.Window = explore.Window{From: from, Until: until}
+			if pb.For != nil {
+				spec.Window.For = pb.For.Duration
+			}
+			pert, err := perturb.New(spec)
+			if err != nil {
+				return nil, nil, errf(field, "%v", err)
+			}
+			cfg.Perturbations = append(cfg.Perturbations, pert)
+		}
+	}
+	oracles, err := compileOracles(scn, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, oracles, nil
+}
+
+// compileTrigger translates a scenario trigger (nil: nil).
+func compileTrigger(scn *scenario.Scenario, field string, t *scenario.Trigger) (*explore.Trigger, error) {
+	if t == nil {
+		return nil, nil
+	}
+	errf := func(field, format string, a ...any) error {
+		return &scenario.Error{File: scn.File(), Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	out := &explore.Trigger{Step: t.Step}
+	if t.Time != nil {
+		d := t.Time.Duration
+		out.Time = &d
+	}
+	if t.AfterWrite != nil {
+		ref := &explore.WriteRef{Controller: t.AfterWrite.Controller, Verb: t.AfterWrite.Verb, N: t.AfterWrite.N}
+		if t.AfterWrite.Kind != "" {
+			gvk, err := scenario.ParseKind(t.AfterWrite.Kind)
+			if err != nil {
+				return nil, errf(field+".afterWrite.kind", "%v", err)
+			}
+			ref.Kind = gvk.GroupKind()
+		}
+		out.AfterWrite = ref
+		out.Desc = fmt.Sprintf("after write %d of %s", ref.N, ref.Controller)
+	}
+	if t.When != "" {
+		pred, err := oracle.CompileCEL(t.When)
+		if err != nil {
+			return nil, errf(field+".when", "%v", err)
+		}
+		out.When = func(s explore.State) (bool, error) { return pred.Eval(oracleState(s)) }
+		out.Desc = "when " + t.When
+	}
+	return out, nil
+}
+
+func oracleState(s explore.State) oracle.State {
+	return oracle.State{Objects: s.Objects, Step: s.Step, Time: s.Time}
+}
+
+func deepCopyJSON(m map[string]any) map[string]any {
+	data, _ := json.Marshal(m)
+	out := map[string]any{}
+	_ = utiljson.Unmarshal(data, &out)
+	return out
+}

@@ -1,0 +1,116 @@
+package explore
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ctrlbugs/corpus/engine/store"
+)
+
+// Bounds of a write's change summary in traces: enough to follow a rollout's
+// target and progress, small enough that a trace stays readable.
+const (
+	maxChanged      = 12
+	maxChangedValue = 80
+)
+
+// changeAt summarises the write that produced revision rv ("" or not a
+// number: nothing).
+func (w *world) changeAt(rv string) []string {
+	r, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil || r <= 0 {
+		return nil
+	}
+	evs := w.srv.Store().Events(r-1, r)
+	if len(evs) != 1 {
+		return nil
+	}
+	ev := evs[0]
+	if ev.Type == store.Deleted {
+		return []string{"(deleted)"}
+	}
+	return summarizeChange(ev.Prev, ev.Object)
+}
+
+// summarizeChange lists the leaf paths whose values differ between two
+// versions of an object, as "path=value" (or "-path" for a removal),
+// leaving out what every write changes (resourceVersion, managedFields,
+// generation). Lists are compared as whole values. At most maxChanged
+// entries are kept; the last says how many were left out.
+func summarizeChange(prev, obj *unstructured.Unstructured) []string {
+	var a, b map[string]any
+	if prev != nil {
+		a = prev.Object
+	}
+	if obj != nil {
+		b = obj.Object
+	}
+	var out []string
+	leafDiff("", a, b, &out)
+	out = slices.DeleteFunc(out, func(s string) bool {
+		for _, p := range []string{"metadata.resourceVersion", "metadata.managedFields", "metadata.generation"} {
+			if len(s) >= len(p) && (s[:len(p)] == p || (s[0] == '-' && len(s) > len(p) && s[1:len(p)+1] == p)) {
+				return true
+			}
+		}
+		return false
+	})
+	slices.Sort(out)
+	if len(out) > maxChanged {
+		n := len(out) - (maxChanged - 1)
+		out = append(out[:maxChanged-1], fmt.Sprintf("(+%d more)", n))
+	}
+	return out
+}
+
+func leafDiff(path string, a, b any, out *[]string) {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for k := range keys {
+			leafDiff(join(path, k), am[k], bm[k], out)
+		}
+		return
+	}
+	if b == nil && a == nil {
+		return
+	}
+	if b == nil {
+		*out = append(*out, "-"+path)
+		return
+	}
+	if bok && a == nil {
+		for k, v := range bm {
+			leafDiff(join(path, k), nil, v, out)
+		}
+		return
+	}
+	aj, _ := json.Marshal(a)
+	bj, _ := json.Marshal(b)
+	if string(aj) == string(bj) {
+		return
+	}
+	v := string(bj)
+	if len(v) > maxChangedValue {
+		v = v[:maxChangedValue-1] + "…"
+	}
+	*out = append(*out, path+"="+v)
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}

@@ -1,0 +1,117 @@
+package explore
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Perturbation is a fault injected into a run while its window is open.
+//
+// The explorer knows no particular perturbation (they are values of package
+// perturb): at each of its choice points it asks the perturbations that
+// implement the matching capability — [ViewBound] when a controller's
+// informer may move, [EventFilter] when an event reaches handlers,
+// [WriteFault] before a controller's write, [Scheduler] when it picks the
+// next controller, [Placer] before a search starts — and only while the
+// perturbation's window is open.
+//
+// Implementations are immutable values shared by every run of a search;
+// per-run state (is the window open, how often did it apply) is the
+// explorer's.
+type Perturbation interface {
+	// Describe names the perturbation for traces, e.g. "staleness bucket
+	// Bucket.source.toolkit.fluxcd.io lag 3s".
+	Describe() string
+	// Window says when the perturbation is active.
+	Window() Window
+}
+
+// WindowState is an open window as the explorer tracks it.
+type WindowState struct {
+	// OpenAt is the virtual instant the window opened.
+	OpenAt time.Time
+	// OpenRev is the store revision at that instant.
+	OpenRev int64
+}
+
+// History is the part of the store a perturbation may read: revisions and
+// when they were written.
+type History interface {
+	// Rev is the newest revision.
+	Rev() int64
+	// RevAt is the newest revision written at or before t.
+	RevAt(t time.Time) int64
+}
+
+// ViewBound holds back a controller's informer view of a kind.
+type ViewBound interface {
+	Perturbation
+	// Bounds reports whether it applies to controller's informers of gk.
+	Bounds(controller string, gk schema.GroupKind) bool
+	// Visible returns the newest revision the view may show at now.
+	Visible(now time.Time, win WindowState, h History) int64
+	// NextVisible returns when an event written at t becomes visible while
+	// the window stays open; ok is false when only the window's end
+	// releases it.
+	NextVisible(t time.Time) (at time.Time, ok bool)
+}
+
+// EventFilter keeps events from a controller's handlers: the informer's
+// cache moves, its handlers are not told.
+type EventFilter interface {
+	Perturbation
+	// Drops reports whether controller's handlers of gk miss events.
+	Drops(controller string, gk schema.GroupKind) bool
+}
+
+// WriteContext is a controller's write about to be made.
+type WriteContext struct {
+	Controller string
+	// InReconcile counts the controller's writes in this reconcile,
+	// InRun in the run so far; both include this one (1-based).
+	InReconcile, InRun int
+	// Applied counts how often this perturbation has applied in the run.
+	Applied int
+}
+
+// WriteFault aborts a write: the controller's process crashes before the
+// write reaches the server and is restarted.
+type WriteFault interface {
+	Perturbation
+	// CrashAt reports whether the process crashes at this write.
+	CrashAt(w WriteContext) bool
+}
+
+// Scheduler makes the order of some controllers' steps a choice point.
+type Scheduler interface {
+	Perturbation
+	// Ordered names the controllers whose relative order is chosen.
+	Ordered() []string
+}
+
+// Placer is a perturbation whose placement is searched: the search runs
+// the scenario once without perturbations, then once per placement.
+type Placer interface {
+	Perturbation
+	// Placements returns one fixed perturbation per place to try, from
+	// what the unperturbed run did; bound caps their number.
+	Placements(base *Result, bound int) []Placement
+}
+
+// Placement is one placed variant of a [Placer].
+type Placement struct {
+	// Label names the variant ("staleness after write 2"); findings name
+	// variants by it.
+	Label string
+	P     Perturbation
+}
+
+// WriteEvent is one accepted write of a controller, as placements and
+// write triggers count them.
+type WriteEvent struct {
+	Step       int
+	Controller string
+	Kind       schema.GroupKind
+	Verb, Sub  string
+}

@@ -1,0 +1,86 @@
+package explore
+
+import (
+	"github.com/ctrlbugs/corpus/engine/trace"
+)
+
+// PanicRecord is an upstream panic caught inside Reconcile.
+type PanicRecord struct {
+	Controller string
+	Step       int
+	Value      string
+	Stack      string
+}
+
+// Snapshot summarises the state after a step, for non-convergence checks.
+type Snapshot struct {
+	Step int
+	// Hash covers the normalised store and the queues; StoreHash the store.
+	Hash      string
+	StoreHash string
+	Writes    int
+	Pending   int
+}
+
+// Stop says how a run ended.
+type Stop string
+
+// The ways a run ends.
+const (
+	// StopQuiescent: no request queued, no timer, action or window left.
+	StopQuiescent Stop = "quiescent"
+	// StopHorizon: virtual time reached the scenario's horizon.
+	StopHorizon Stop = "horizon"
+	// StopMaxSteps: the step bound was reached.
+	StopMaxSteps Stop = "maxSteps"
+)
+
+// Applied is how often one perturbation applied in a run.
+type Applied struct {
+	Perturbation string
+	// Times counts its applications: informer syncs held back or muted
+	// while in force, crashes, ordering choice points.
+	Times int
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Trace     []byte
+	Final     State
+	FinalHash string
+	Stop      Stop
+	Steps     int
+	// Pending counts queued requests and waiting timers at the end.
+	Pending   int
+	Panics    []PanicRecord
+	Snapshots []Snapshot
+	// Choices taken at each choice point, and the options offered.
+	Choices []trace.Choice
+	// ChoiceSteps[i] is the step at which Choices[i] was made.
+	ChoiceSteps []int
+	// Invariant failures: step at which each invariant first failed (-1: never).
+	InvariantFailedAt []int
+	InvariantErr      []string
+	// Writes is the number of successful writes per controller.
+	Writes map[string]int
+	// WriteLog lists every accepted controller write in order.
+	WriteLog []WriteEvent
+	// WriteRecords feed the lost-update oracle.
+	WriteRecords []WriteRecord
+	// Applied has one entry per Config.Perturbations, in order.
+	Applied []Applied
+
+	tw *trace.Writer
+}
+
+// Finish appends the final record with the verdicts and returns the trace.
+func (r *Result) Finish(verdicts []trace.Verdict) []byte {
+	var applied []trace.Applied
+	for _, a := range r.Applied {
+		applied = append(applied, trace.Applied{Perturbation: a.Perturbation, Times: a.Times})
+	}
+	_ = r.tw.Write(trace.Final{Type: "final", Steps: r.Steps, T: fmtDur(r.Final.Time), Stop: string(r.Stop), Pending: r.Pending,
+		StateHash: r.FinalHash, Applied: applied, Verdicts: verdicts})
+	r.Trace = r.tw.Bytes()
+	return r.Trace
+}

@@ -1,0 +1,151 @@
+package explore
+
+import (
+	"fmt"
+	"time"
+)
+
+// active is one perturbation in one run: its window's state and how often
+// it applied.
+type active struct {
+	p       Perturbation
+	w       Window
+	open    bool
+	closed  bool
+	state   WindowState
+	applied int
+}
+
+func (a *active) inForce() bool { return a.open && !a.closed }
+
+// fired reports whether t has fired; for time and write triggers it also
+// returns when (for time triggers, the exact virtual instant).
+func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
+	now := time.Now()
+	switch {
+	case t == nil:
+		return true, w.start
+	case t.Step != nil:
+		return w.step >= *t.Step, now
+	case t.Time != nil:
+		at := w.start.Add(*t.Time)
+		return !now.Before(at), at
+	case t.AfterWrite != nil:
+		return w.countWrites(t.AfterWrite) >= t.AfterWrite.N, now
+	case t.When != nil:
+		if state == nil {
+			return false, now
+		}
+		ok, err := t.When(state())
+		if err != nil {
+			w.note(fmt.Sprintf("trigger %s: %v", t.Desc, err))
+		}
+		return ok && err == nil, now
+	}
+	return false, now
+}
+
+func (w *world) countWrites(ref *WriteRef) int {
+	n := 0
+	for _, wr := range w.res.WriteLog {
+		if ref.Controller != "" && wr.Controller != ref.Controller {
+			continue
+		}
+		if !ref.Kind.Empty() && wr.Kind != ref.Kind {
+			continue
+		}
+		if ref.Verb == "status" && wr.Sub != "status" {
+			continue
+		}
+		if ref.Verb != "" && ref.Verb != "status" && wr.Verb != ref.Verb {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// openWindows opens and closes perturbation windows whose triggers fired.
+// Predicate (When) triggers are evaluated only between steps, by the loop.
+func (w *world) openWindows() { w.updateWindows(nil) }
+
+func (w *world) updateWindows(state func() State) {
+	for _, a := range w.active {
+		if !a.open {
+			if ok, at := w.fired(a.w.From, state); ok {
+				a.open = true
+				a.state.OpenAt = at
+				a.state.OpenRev = w.srv.Store().RevAt(at)
+				if at.Equal(time.Now()) || a.w.From == nil || a.w.From.Time == nil {
+					a.state.OpenRev = w.srv.Store().Rev()
+				}
+				w.note(fmt.Sprintf("window opened: %s (%s)", a.p.Describe(), descWindow(a.w)))
+			}
+		}
+		if a.open && !a.closed {
+			closed := false
+			if a.w.For > 0 && !time.Now().Before(a.state.OpenAt.Add(a.w.For)) {
+				closed = true
+			}
+			if a.w.Until != nil {
+				if ok, _ := w.fired(a.w.Until, state); ok {
+					closed = true
+				}
+			}
+			if closed {
+				a.closed = true
+				w.note(fmt.Sprintf("window closed: %s (open %s)", a.p.Describe(), time.Since(a.state.OpenAt)))
+			}
+		}
+	}
+}
+
+// windowWakes returns the instants at which a window opens or closes on
+// time alone.
+func (w *world) windowWakes(consider func(time.Time)) {
+	for _, a := range w.active {
+		if !a.open && a.w.From != nil && a.w.From.Time != nil {
+			consider(w.start.Add(*a.w.From.Time))
+		}
+		if a.inForce() {
+			if a.w.For > 0 {
+				consider(a.state.OpenAt.Add(a.w.For))
+			}
+			if a.w.Until != nil && a.w.Until.Time != nil {
+				consider(w.start.Add(*a.w.Until.Time))
+			}
+		}
+	}
+}
+
+func descWindow(win Window) string {
+	s := "from " + descTrigger(win.From)
+	if win.For > 0 {
+		s += " for " + win.For.String()
+	} else if win.Until != nil {
+		s += " until " + descTrigger(win.Until)
+	}
+	return s
+}
+
+func descTrigger(t *Trigger) string {
+	switch {
+	case t == nil:
+		return "start"
+	case t.Desc != "":
+		return t.Desc
+	case t.Step != nil:
+		return fmt.Sprintf("step %d", *t.Step)
+	case t.Time != nil:
+		return t.Time.String()
+	case t.AfterWrite != nil:
+		if t.AfterWrite.Controller == "" {
+			return fmt.Sprintf("write %d", t.AfterWrite.N)
+		}
+		return fmt.Sprintf("write %d of %s", t.AfterWrite.N, t.AfterWrite.Controller)
+	}
+	return "predicate"
+}
+
+// DescribeWindow names a window in traces and errors.
+func DescribeWindow(win Window) string { return descWindow(win) }

@@ -1,0 +1,28 @@
+// Package perturb holds the faults the engine injects, each a value behind
+// the explorer's [explore.Perturbation] interface, and the table that
+// scenario validation, the JSON Schema, compilation and the search all read
+// ([Types]).
+//
+// A perturbation type is one file: its [Type] entry (name, the scenario
+// fields it takes, its checks against the project, its constructor) and
+// the value it builds, which implements the explorer's capabilities it
+// needs ([explore.ViewBound], [explore.EventFilter], [explore.WriteFault],
+// [explore.Scheduler], [explore.Placer]). Adding one is that file, its
+// tests and a line in [Types].
+//
+// # Fidelity
+//
+// Perturbations stay within client-go's informer contract: a controller's
+// cache for a kind shows a subsequence of the kind's states, in order, and
+// never goes back (staleness holds a view back, dropEvents moves the cache
+// without telling handlers). A crash aborts a reconcile before a write
+// reaches the server, then restarts the controller as a new process would
+// start: fresh reconciler, empty queue, informers re-listed. Ordering only
+// reorders steps the real workqueues could have run in either order.
+//
+// A perturbation that cannot apply is an error, not a no-op: its fields
+// are checked against the project's controllers and served kinds, and a
+// run reports how often each perturbation applied (trace final record,
+// "applied"), so a window that never opened or a kind the controller never
+// caches shows up.
+package perturb

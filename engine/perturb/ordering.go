@@ -1,0 +1,44 @@
+package perturb
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ctrlbugs/corpus/engine/explore"
+)
+
+// OrderingType makes the order of some controllers' steps a choice point.
+var OrderingType = Type{
+	Name:   "ordering",
+	Doc:    "while the window is open, which of the named controllers runs next is a choice point the search explores",
+	Fields: append([]string{"controllers"}, windowFields...),
+	Check: func(s *Spec) []FieldError {
+		if len(s.Controllers) < 2 {
+			return []FieldError{{"controllers", fmt.Sprintf("ordering needs at least two controllers, got %d", len(s.Controllers))}}
+		}
+		return nil
+	},
+	New: func(s *Spec) (explore.Perturbation, error) {
+		return Ordering{Controllers: s.Controllers, Win: s.Window}, nil
+	},
+}
+
+// Ordering makes the relative order of Controllers' steps a choice point
+// while its window is open.
+type Ordering struct {
+	Controllers []string
+	Win         explore.Window
+}
+
+var _ explore.Scheduler = Ordering{}
+
+// Describe implements explore.Perturbation.
+func (o Ordering) Describe() string {
+	return fmt.Sprintf("ordering %s %s", strings.Join(o.Controllers, ","), explore.DescribeWindow(o.Win))
+}
+
+// Window implements explore.Perturbation.
+func (o Ordering) Window() explore.Window { return o.Win }
+
+// Ordered implements explore.Scheduler.
+func (o Ordering) Ordered() []string { return o.Controllers }

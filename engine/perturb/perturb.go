@@ -1,0 +1,136 @@
+package perturb
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/explore"
+)
+
+// Spec is a perturbation as a scenario writes it, with its references
+// already resolved by the scenario package: the controller names checked
+// against the scenario's, the kind parsed and checked against the kinds the
+// project serves.
+type Spec struct {
+	Type        string
+	Controller  string
+	Controllers []string
+	// Kind is as written ("group/version/Kind"); GroupKind is it parsed.
+	Kind      string
+	GroupKind schema.GroupKind
+	Mode      string
+	Lag       time.Duration
+	StaleAt   *int
+	CatchUpAt *int
+	AtWrite   int
+	Repeat    bool
+	Explore   bool
+	// Window is the compiled window (set when compiling, not when
+	// validating).
+	Window explore.Window
+	// Set names the scenario fields that are set (their JSON names); a
+	// field a type does not take is an error.
+	Set []string
+}
+
+func (s *Spec) has(field string) bool { return slices.Contains(s.Set, field) }
+
+// FieldError is a problem with one field of a perturbation.
+type FieldError struct {
+	Field string // JSON name within the perturbation, e.g. "kind"
+	Msg   string
+}
+
+// Type is one kind of perturbation: the row of the table everything reads.
+type Type struct {
+	// Name is the scenario's "type".
+	Name string
+	// Doc says what it does, for the schema and the README.
+	Doc string
+	// Fields are the scenario fields it takes besides "type".
+	Fields []string
+	// Check validates a spec beyond what is generic (a field it does not
+	// take, a reference to an unknown controller or kind).
+	Check func(s *Spec) []FieldError
+	// New builds the value; s passed Check.
+	New func(s *Spec) (explore.Perturbation, error)
+}
+
+// Window fields every windowed type takes.
+var windowFields = []string{"from", "until", "for"}
+
+// Types is the table of perturbation types, in the order the README lists
+// them.
+var Types = []Type{StalenessType, CrashType, DropEventsType, OrderingType}
+
+// Lookup returns the type named name.
+func Lookup(name string) (Type, bool) {
+	for _, t := range Types {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Type{}, false
+}
+
+// Names lists the types' names.
+func Names() []string {
+	var out []string
+	for _, t := range Types {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// Validate checks s against its type: the type exists, every field set is
+// one the type takes, and the type's own checks.
+func Validate(s *Spec) []FieldError {
+	t, ok := Lookup(s.Type)
+	if !ok {
+		if s.Type == "" {
+			return []FieldError{{"type", "required: one of " + strings.Join(Names(), ", ")}}
+		}
+		return []FieldError{{"type", fmt.Sprintf("unknown perturbation type %q; known types are %s", s.Type, strings.Join(Names(), ", "))}}
+	}
+	var out []FieldError
+	for _, f := range s.Set {
+		if f != "type" && !slices.Contains(t.Fields, f) {
+			out = append(out, FieldError{f, fmt.Sprintf("not for type %s (it takes %s)", t.Name, strings.Join(t.Fields, ", "))})
+		}
+	}
+	if s.has("for") && s.has("until") {
+		out = append(out, FieldError{"for", "not with until: give one end of the window"})
+	}
+	return append(out, t.Check(s)...)
+}
+
+// New builds the perturbation s describes.
+func New(s *Spec) (explore.Perturbation, error) {
+	t, ok := Lookup(s.Type)
+	if !ok {
+		return nil, fmt.Errorf("unknown perturbation type %q", s.Type)
+	}
+	if errs := Validate(s); len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %s", errs[0].Field, errs[0].Msg)
+	}
+	return t.New(s)
+}
+
+// kindName is how traces name a kind: "Bucket.source.toolkit.fluxcd.io".
+func kindName(gk schema.GroupKind) string {
+	if gk.Group == "" {
+		return gk.Kind
+	}
+	return gk.Kind + "." + gk.Group
+}
+
+func required(s *Spec, field, why string) []FieldError {
+	if s.has(field) {
+		return nil
+	}
+	return []FieldError{{field, "required: " + why}}
+}

@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/builtin"
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/scenario"
+)
+
+// Project is what a harness module provides: the cluster its controllers
+// need and the controllers, by the names scenarios use.
+type Project struct {
+	Name string
+	// Upstream maps module path to pinned version, for trace headers.
+	Upstream    map[string]string
+	Cluster     explore.Cluster
+	Controllers []explore.Controller
+
+	kindsOnce sync.Once
+	kinds     []schema.GroupVersionKind
+	kindsErr  error
+}
+
+// Known lists what the project's scenarios may name: the project itself,
+// its controllers (and the built-in ones), and the kinds its cluster
+// serves (the API server's built-in kinds and the CRDs Install adds).
+func (p *Project) Known() (scenario.Known, error) {
+	k := scenario.Known{Project: p.Name}
+	for _, c := range p.controllers() {
+		k.Controllers = append(k.Controllers, c.Name)
+	}
+	kinds, err := p.servedKinds()
+	if err != nil {
+		return k, err
+	}
+	k.Kinds = kinds
+	return k, nil
+}
+
+// servedKinds boots a server as a run would and lists what it serves.
+func (p *Project) servedKinds() ([]schema.GroupVersionKind, error) {
+	p.kindsOnce.Do(func() {
+		srv, err := apiserver.New(apiserver.Options{Scheme: p.Cluster.Scheme})
+		if err != nil {
+			p.kindsErr = fmt.Errorf("project %s: %w", p.Name, err)
+			return
+		}
+		if p.Cluster.Install != nil {
+			if err := p.Cluster.Install(srv); err != nil {
+				p.kindsErr = fmt.Errorf("project %s: installing kinds: %w", p.Name, err)
+				return
+			}
+		}
+		for _, kind := range srv.Kinds() {
+			p.kinds = append(p.kinds, kind.GVK)
+		}
+	})
+	return p.kinds, p.kindsErr
+}
+
+// controllers returns the project's controllers and Kubernetes' built-in
+// ones (which a scenario runs only if it lists them).
+func (p *Project) controllers() []explore.Controller {
+	out := append([]explore.Controller{}, p.Controllers...)
+	for _, c := range out {
+		if c.Name == builtin.GarbageCollectorName {
+			return out
+		}
+	}
+	return append(out, GarbageCollector())
+}
+
+// GarbageCollector is the built-in ownerReference garbage collector, as a
+// controller scenarios can list by name ("garbage-collector").
+func GarbageCollector() explore.Controller {
+	return explore.Controller{Name: builtin.GarbageCollectorName, Setup: builtin.SetupGarbageCollector,
+		Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}}
+}
+
+// LoadScenario loads a scenario file and validates it against the project:
+// its name, controllers and served kinds.
+func LoadScenario(path string, p *Project) (*scenario.Scenario, error) {
+	scn, err := scenario.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := validate(scn, p); err != nil {
+		return nil, err
+	}
+	return scn, nil
+}
+
+func validate(scn *scenario.Scenario, p *Project) error {
+	known, err := p.Known()
+	if err != nil {
+		return err
+	}
+	return scn.Validate(known)
+}
