@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ctrlbugs/corpus/engine/perturb"
 )
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
@@ -220,4 +222,64 @@ func schemaTypeOf(node map[string]any) string {
 		}
 	}
 	return fmt.Sprint(node["type"])
+}
+
+// TestSchemaFollowsPerturbationTable: the schema's perturbation types are
+// perturb's table, and for each type the schema refuses every perturbation
+// field the type does not take, as validation does.
+func TestSchemaFollowsPerturbationTable(t *testing.T) {
+	var doc struct {
+		Defs map[string]struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(Schema(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	props := doc.Defs["perturbation"].Properties
+	var enum struct {
+		Enum []string `json:"enum"`
+	}
+	if err := json.Unmarshal(props["type"], &enum); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(enum.Enum, perturb.Names()) {
+		t.Fatalf("schema perturbation types %v, table %v", enum.Enum, perturb.Names())
+	}
+	sch := compileSchema(t)
+	// A value for each field, good enough to be judged on presence.
+	values := map[string]any{"controller": "source-controller", "controllers": []any{"source-controller", "kustomize-controller"},
+		"kind": "v1/Secret", "mode": "frozen", "lag": "1s", "staleAt": 0, "catchUpAt": 1, "from": map[string]any{"step": 1},
+		"until": map[string]any{"step": 2}, "for": "1s", "atWrite": 1, "repeat": true, "explore": true}
+	for name := range props {
+		if _, ok := values[name]; !ok && name != "type" {
+			t.Fatalf("schema field %s has no test value: add one", name)
+		}
+	}
+	for _, typ := range perturb.Types {
+		for field, val := range values {
+			if slices.Contains(typ.Fields, field) {
+				continue
+			}
+			base := map[string]any{"type": typ.Name, field: val}
+			s := baseScenarioWith(t, base)
+			if err := validateSchema(sch, s); err == nil {
+				t.Errorf("schema accepts %s on a %s perturbation, which the table does not take", field, typ.Name)
+			}
+		}
+	}
+}
+
+func baseScenarioWith(t *testing.T, pert map[string]any) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(baseScenario), &m); err != nil {
+		t.Fatal(err)
+	}
+	m["perturbations"] = []any{pert}
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -1,0 +1,154 @@
+package perturb_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/perturb"
+)
+
+func intp(i int) *int { return &i }
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name  string
+		spec  perturb.Spec
+		field string // "" = valid
+		msg   string
+	}{
+		{"lag staleness", perturb.Spec{Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "lag", Lag: time.Second, Set: []string{"controller", "kind", "mode", "lag"}}, "", ""},
+		{"staleness without kind", perturb.Spec{Type: "staleness", Controller: "c", Mode: "frozen", Set: []string{"controller", "mode"}}, "kind", "required"},
+		{"unknown type", perturb.Spec{Type: "chaos"}, "type", `unknown perturbation type "chaos"`},
+		{"no type", perturb.Spec{}, "type", "required"},
+		{"field another type takes", perturb.Spec{Type: "crash", Controller: "c", AtWrite: 1, Kind: "v1/Secret", Set: []string{"controller", "atWrite", "kind"}}, "kind", "not for type crash"},
+		{"crash with a window", perturb.Spec{Type: "crash", Controller: "c", AtWrite: 1, Set: []string{"controller", "atWrite", "from", "until"}}, "", ""},
+		{"crash without atWrite", perturb.Spec{Type: "crash", Controller: "c", Set: []string{"controller"}}, "atWrite", "atWrite >= 1"},
+		{"explored crash with atWrite", perturb.Spec{Type: "crash", Controller: "c", AtWrite: 1, Explore: true, Set: []string{"controller", "atWrite", "explore"}}, "atWrite", "not with explore"},
+		{"writes mode with a window", perturb.Spec{Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "writes", StaleAt: intp(0), CatchUpAt: intp(2), Set: []string{"controller", "kind", "mode", "staleAt", "catchUpAt", "for"}}, "for", "not with mode writes"},
+		{"lag without lag", perturb.Spec{Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "lag", Set: []string{"controller", "kind", "mode"}}, "lag", "required with mode lag"},
+		{"ordering of one", perturb.Spec{Type: "ordering", Controllers: []string{"a"}, Set: []string{"controllers"}}, "controllers", "at least two"},
+		{"for and until", perturb.Spec{Type: "dropEvents", Controller: "c", Kind: "v1/Secret", Set: []string{"controller", "kind", "for", "until"}}, "for", "not with until"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := perturb.Validate(&tc.spec)
+			if tc.field == "" {
+				if len(errs) > 0 {
+					t.Fatalf("unexpected errors %v", errs)
+				}
+				return
+			}
+			for _, e := range errs {
+				if e.Field == tc.field && strings.Contains(e.Msg, tc.msg) {
+					return
+				}
+			}
+			t.Fatalf("no error at %s containing %q; got %v", tc.field, tc.msg, errs)
+		})
+	}
+}
+
+// TestTableIsComplete: every type in the table builds a value with the
+// capability its name promises, and takes the window fields (every
+// perturbation is active in a window).
+func TestTableIsComplete(t *testing.T) {
+	specs := map[string]perturb.Spec{
+		"staleness":  {Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "frozen", Set: []string{"controller", "kind", "mode"}},
+		"crash":      {Type: "crash", Controller: "c", AtWrite: 1, Set: []string{"controller", "atWrite"}},
+		"dropEvents": {Type: "dropEvents", Controller: "c", Kind: "v1/Secret", Set: []string{"controller", "kind"}},
+		"ordering":   {Type: "ordering", Controllers: []string{"a", "b"}, Set: []string{"controllers"}},
+	}
+	for _, typ := range perturb.Types {
+		spec, ok := specs[typ.Name]
+		if !ok {
+			t.Fatalf("type %s has no test spec: add one", typ.Name)
+		}
+		for _, f := range []string{"from", "until", "for"} {
+			if !strings.Contains(strings.Join(typ.Fields, ","), f) {
+				t.Errorf("%s does not take %s", typ.Name, f)
+			}
+		}
+		p, err := perturb.New(&spec)
+		if err != nil {
+			t.Fatalf("%s: %v", typ.Name, err)
+		}
+		var capable bool
+		switch p.(type) {
+		case explore.ViewBound, explore.EventFilter, explore.WriteFault, explore.Scheduler:
+			capable = true
+		}
+		if !capable {
+			t.Errorf("%s builds %T, which offers the explorer no capability", typ.Name, p)
+		}
+	}
+}
+
+type history struct{ revAt func(time.Time) int64 }
+
+func (h history) Rev() int64              { return 100 }
+func (h history) RevAt(t time.Time) int64 { return h.revAt(t) }
+
+func TestStalenessVisible(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Revision r was written at start + r seconds.
+	h := history{func(t time.Time) int64 { return int64(t.Sub(start) / time.Second) }}
+	lag := perturb.Staleness{Controller: "c", Kind: schema.GroupKind{Kind: "Secret"}, Mode: perturb.ModeLag, Lag: 3 * time.Second}
+	frozen := perturb.Staleness{Controller: "c", Kind: schema.GroupKind{Kind: "Secret"}, Mode: perturb.ModeFrozen}
+	win := explore.WindowState{OpenAt: start.Add(10 * time.Second), OpenRev: 10}
+	cases := []struct {
+		name string
+		s    perturb.Staleness
+		now  time.Duration
+		want int64
+	}{
+		{"lag shows 3s ago", lag, 20 * time.Second, 17},
+		{"lag never behind the window's opening", lag, 11 * time.Second, 10},
+		{"frozen stays at the opening", frozen, 50 * time.Second, 10},
+	}
+	for _, tc := range cases {
+		if got := tc.s.Visible(start.Add(tc.now), win, h); got != tc.want {
+			t.Errorf("%s: Visible = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	if at, ok := lag.NextVisible(start); !ok || !at.Equal(start.Add(3*time.Second)) {
+		t.Errorf("lag NextVisible = %v %v", at, ok)
+	}
+	if _, ok := frozen.NextVisible(start); ok {
+		t.Errorf("frozen releases events before its window ends")
+	}
+}
+
+func TestPlacements(t *testing.T) {
+	base := &explore.Result{
+		Writes: map[string]int{"a": 2, "b": 1},
+		WriteLog: []explore.WriteEvent{
+			{Controller: "a", Kind: schema.GroupKind{Kind: "ConfigMap"}, Verb: "patch"},
+			{Controller: "b", Kind: schema.GroupKind{Kind: "ConfigMap"}, Verb: "create"},
+			{Controller: "a", Kind: schema.GroupKind{Kind: "ConfigMap"}, Verb: "patch", Sub: "status"},
+		},
+	}
+	st := perturb.StalenessSearch{Staleness: perturb.Staleness{Controller: "a", Kind: schema.GroupKind{Kind: "ConfigMap"}, Mode: perturb.ModeFrozen}}
+	ps := st.Placements(base, 0)
+	if len(ps) != 3 {
+		t.Fatalf("staleness placements %d, want one after each of the run's 3 writes (any controller's)", len(ps))
+	}
+	if ps[1].Label != "staleness after write 2" || !strings.Contains(ps[1].P.Describe(), "b create") {
+		t.Errorf("placement 2: %s / %s", ps[1].Label, ps[1].P.Describe())
+	}
+	if got := len(st.Placements(base, 2)); got != 2 {
+		t.Errorf("bounded placements %d, want 2", got)
+	}
+	cr := perturb.CrashSearch{Crash: perturb.Crash{Controller: "a"}}
+	cps := cr.Placements(base, 0)
+	if len(cps) != 2 {
+		t.Fatalf("crash placements %d, want one per write of controller a (2)", len(cps))
+	}
+	c2 := cps[1].P.(explore.WriteFault)
+	if c2.CrashAt(explore.WriteContext{Controller: "a", InReconcile: 1, InRun: 1}) || !c2.CrashAt(explore.WriteContext{Controller: "a", InReconcile: 1, InRun: 2}) {
+		t.Errorf("crash placement 2 must hit a's second write of the run, whatever its place in its reconcile")
+	}
+}
