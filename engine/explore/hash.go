@@ -28,6 +28,7 @@ type digest [4]uint64
 
 func (h *stateHash) init(st *store.Store) {
 	h.st, h.rev, h.sum, h.per = st, 0, digest{}, map[store.Key]digest{}
+	h.current() // the initial objects, once, at boot
 }
 
 // current folds in the events since the last call and returns the hash.

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"strconv"
 	"crypto/sha256"
 	"encoding/hex"
@@ -176,9 +177,7 @@ func (w *world) afterStep() {
 	var queues []string
 	for _, c := range w.ctrls {
 		pending += len(c.q.items) + len(c.q.waiting)
-		for _, it := range c.q.items {
-			queues = append(queues, c.spec.Name+" "+it.req.String())
-		}
+		queues = append(queues, fmt.Sprintf("%s=%x", c.spec.Name, c.q.digest.value()))
 	}
 	// Writes counts this step's accepted controller writes.
 	writes := len(w.res.WriteLog) - w.snapWrites

@@ -20,6 +20,7 @@ type queue struct {
 	processing map[reconcile.Request]bool
 	waiting    map[reconcile.Request]time.Time
 	shutdown   bool
+	digest     seqHash // of items, in order
 }
 
 type queued struct {
@@ -42,8 +43,15 @@ func (q *queue) Add(item reconcile.Request) {
 	if q.processing[item] {
 		return
 	}
+	q.push(item)
+}
+
+// push appends item; pop takes the head. They are the only ways items
+// change, which keeps digest up to date in O(1).
+func (q *queue) push(item reconcile.Request) {
 	q.w.seq++
 	q.items = append(q.items, queued{item, q.w.seq})
+	q.digest.push(item.String())
 }
 
 func (q *queue) Len() int { return len(q.items) }
@@ -56,6 +64,7 @@ func (q *queue) Get() (reconcile.Request, bool) {
 func (q *queue) pop() reconcile.Request {
 	it := q.items[0]
 	q.items = q.items[1:]
+	q.digest.pop(it.req.String())
 	q.processing[it.req] = true
 	delete(q.dirty, it.req)
 	return it.req
@@ -64,8 +73,7 @@ func (q *queue) pop() reconcile.Request {
 func (q *queue) Done(item reconcile.Request) {
 	delete(q.processing, item)
 	if q.dirty[item] {
-		q.w.seq++
-		q.items = append(q.items, queued{item, q.w.seq})
+		q.push(item)
 	}
 }
 
