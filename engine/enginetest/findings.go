@@ -255,23 +255,9 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		fmt.Printf("%s: recorded %s (%d bytes) trace=%s\n", f.ID, f.Trace, len(tr), trace.Hash(tr))
 		return
 	case ModeBump:
-		o := opts(f.Primary)
-		if f.Primary.AllVariants() {
-			o.Variant = ""
-		}
-		Bubble(t, seed, func(t *testing.T) {
-			out, err := engine.Run(t.Context(), scn, p, o)
-			if err != nil {
-				fmt.Printf("%s: harness broken: %v\n", f.ID, err)
-				t.Fail()
-				return
-			}
-			_, problem := pick(out, f, f.Primary)
-			scope := fmt.Sprintf("all %d runs", len(out.Runs))
-			if f.Primary.AllVariants() {
-				ok, n, prob := every(out, f, f.Primary)
-				problem, scope = prob, fmt.Sprintf("variants=%d/%d", ok, n)
-			}
+		// Afresh, not by replay: a new upstream may legitimately take
+		// other steps.
+		report := func(problem, scope string) {
 			switch {
 			case problem == "" && f.Primary.Expect == "fails":
 				fmt.Printf("%s: still reproduces (%s)\n", f.ID, scope)
@@ -282,6 +268,26 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			default:
 				fmt.Printf("%s: the refuted claim now reproduces (%s): %s\n", f.ID, scope, problem)
 			}
+		}
+		if f.Primary.AllVariants() {
+			ok, n, problem := allVariants(t, scn, p, f, f.Primary)
+			if strings.HasPrefix(problem, "harness error: ") {
+				fmt.Printf("%s: harness broken: %s\n", f.ID, strings.TrimPrefix(problem, "harness error: "))
+				t.Fail()
+				return
+			}
+			report(problem, fmt.Sprintf("variants=%d/%d", ok, n))
+			return
+		}
+		Bubble(t, seed, func(t *testing.T) {
+			out, err := engine.Run(t.Context(), scn, p, opts(f.Primary))
+			if err != nil {
+				fmt.Printf("%s: harness broken: %v\n", f.ID, err)
+				t.Fail()
+				return
+			}
+			_, problem := pick(out, f, f.Primary)
+			report(problem, fmt.Sprintf("all %d runs", len(out.Runs)))
 		})
 		return
 	}

@@ -84,33 +84,45 @@ body
 `
 }
 
+// want is what one mode of TestFindingsHelper must print (regexps) and
+// whether it must fail.
+type want struct {
+	lines []string
+	fails bool
+}
+
 func TestFindings(t *testing.T) {
 	const every = "variants: all, "
+	broken := []string{`(?m)^sample-f2: HARNESS-BROKEN findings/sample/sample-f2.md: primary.expect: "held": want holds or fails$`,
+		`(?m)^sample-f3: HARNESS-BROKEN findings/sample/sample-f3.md: bogus: unknown key$`}
 	cases := []struct {
 		name     string
 		findings map[string]string // file name under findings/sample -> content
-		// want: for each mode, lines the output must contain (regexps)
-		// and whether the run must fail.
-		record, verify, reproduce []string
-		fails                     bool
+		// The modes run in this order; a mode left out is not run.
+		bump, record, verify, reproduce *want
 	}{{
 		name:      "one variant",
 		findings:  map[string]string{"sample-f1.md": sampleFinding("sample-f1", "counted", "")},
-		verify:    []string{`(?m)^sample-f1 REFUTED control=clean trace=sha256:[0-9a-f]+$`},
-		reproduce: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+$`},
+		bump:      &want{lines: []string{`(?m)^sample-f1: still refuted \(oracle holds in all 1 runs\)$`}},
+		record:    &want{lines: []string{`(?m)^sample-f1: recorded findings/sample/sample-f1.trace.jsonl`}},
+		verify:    &want{lines: []string{`(?m)^sample-f1 REFUTED control=clean trace=sha256:[0-9a-f]+$`}},
+		reproduce: &want{lines: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+$`}},
 	}, {
 		name:      "every variant, all agree",
 		findings:  map[string]string{"sample-f1.md": sampleFinding("sample-f1", "counted", every)},
-		verify:    []string{`(?m)^sample-f1 REFUTED variants=2/2 control=clean trace=sha256:[0-9a-f]+$`},
-		reproduce: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+ variants=2/2$`},
+		bump:      &want{lines: []string{`(?m)^sample-f1: still refuted \(oracle holds in variants=2/2\)$`}},
+		record:    &want{lines: []string{`(?m)^sample-f1: recorded `}},
+		verify:    &want{lines: []string{`(?m)^sample-f1 REFUTED variants=2/2 control=clean trace=sha256:[0-9a-f]+$`}},
+		reproduce: &want{lines: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+ variants=2/2$`}},
 	}, {
 		// "short" holds in the recorded variant (10 steps) and fails in
 		// the other (11): a claim about one variant passes, a claim about
 		// every variant does not, and is not recorded.
 		name:     "every variant, one disagrees",
 		findings: map[string]string{"sample-f1.md": sampleFinding("sample-f1", "short", every)},
-		record:   []string{`not recorded: the primary run claims every variant, 1/2 agree: variant "staleness after write 2": oracle short fails`},
-		fails:    true,
+		bump:     &want{lines: []string{`(?m)^sample-f1: the refuted claim now reproduces \(variants=1/2\): variant "staleness after write 2": oracle short fails`}},
+		record: &want{lines: []string{`not recorded: the primary run claims every variant, 1/2 agree: variant "staleness after write 2": oracle short fails`},
+			fails: true},
 	}, {
 		name: "a broken finding does not stop the others",
 		findings: map[string]string{
@@ -118,13 +130,10 @@ func TestFindings(t *testing.T) {
 			"sample-f2.md": strings.Replace(sampleFinding("sample-f2", "counted", ""), "expect: holds}", "expect: held}", 1),
 			"sample-f3.md": "---\nid: sample-f3\nbogus: 1\n---\n",
 		},
-		record: []string{`(?m)^sample-f1: recorded `,
-			`(?m)^sample-f2: HARNESS-BROKEN findings/sample/sample-f2.md: primary.expect: "held": want holds or fails$`},
-		verify: []string{`(?m)^sample-f1 REFUTED variants=2/2 control=clean trace=sha256:`,
-			`(?m)^sample-f2: HARNESS-BROKEN findings/sample/sample-f2.md: primary.expect: `,
-			`(?m)^sample-f3: HARNESS-BROKEN findings/sample/sample-f3.md: bogus: unknown key$`},
-		reproduce: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:`, `(?m)^sample-f3: HARNESS-BROKEN `},
-		fails:     true,
+		bump:      &want{lines: append([]string{`(?m)^sample-f1: still refuted `}, broken...), fails: true},
+		record:    &want{lines: append([]string{`(?m)^sample-f1: recorded `}, broken...), fails: true},
+		verify:    &want{lines: append([]string{`(?m)^sample-f1 REFUTED variants=2/2 control=clean trace=sha256:`}, broken...), fails: true},
+		reproduce: &want{lines: append([]string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:`}, broken...), fails: true},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,24 +144,25 @@ func TestFindings(t *testing.T) {
 			}
 			for _, step := range []struct {
 				mode string
-				want []string
-			}{{"record", tc.record}, {"verify", tc.verify}, {"reproduce", tc.reproduce}} {
+				want *want
+			}{{"bump", tc.bump}, {"record", tc.record}, {"verify", tc.verify}, {"reproduce", tc.reproduce}} {
+				if step.want == nil {
+					continue
+				}
 				out, err := child(t, root, step.mode)
-				for _, re := range step.want {
+				for _, re := range step.want.lines {
 					if !regexp.MustCompile(re).MatchString(out) {
 						t.Errorf("%s: output lacks %s:\n%s", step.mode, re, out)
 					}
 				}
-				if (err != nil) != tc.fails {
-					t.Errorf("%s: exit %v, want failure %v:\n%s", step.mode, err, tc.fails, out)
+				if (err != nil) != step.want.fails {
+					t.Errorf("%s: exit %v, want failure %v:\n%s", step.mode, err, step.want.fails, out)
 				}
-				if tc.fails && step.mode == "record" && tc.verify == nil {
-					// A claim that does not hold is not recorded.
-					if _, err := os.Stat(filepath.Join(root, "findings", "sample", "sample-f1.trace.jsonl")); err == nil {
-						t.Errorf("record wrote the trace of a claim that does not hold")
-					}
-					break
-				}
+			}
+			// A claim that does not hold in every variant is not recorded.
+			_, err := os.Stat(filepath.Join(root, "findings", "sample", "sample-f1.trace.jsonl"))
+			if recorded := err == nil; recorded != (tc.record != nil && !tc.record.fails || tc.verify != nil) {
+				t.Errorf("trace recorded: %v", recorded)
 			}
 		})
 	}
