@@ -257,16 +257,18 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	case ModeBump:
 		// Afresh, not by replay: a new upstream may legitimately take
 		// other steps.
+		// scope says what was checked: "variants=k/n" for a claim about
+		// every variant, "" for one run.
 		report := func(problem, scope string) {
 			switch {
 			case problem == "" && f.Primary.Expect == "fails":
-				fmt.Printf("%s: still reproduces (%s)\n", f.ID, scope)
+				fmt.Printf("%s: still reproduces%s\n", f.ID, prefixed(" ", scope))
 			case problem == "":
-				fmt.Printf("%s: still refuted (oracle holds in %s)\n", f.ID, scope)
+				fmt.Printf("%s: still refuted%s\n", f.ID, prefixed(" ", scope))
 			case f.Primary.Expect == "fails":
-				fmt.Printf("%s: no longer reproduces (candidate fixed-upstream; %s): %s\n", f.ID, scope, problem)
+				fmt.Printf("%s: no longer reproduces (candidate fixed-upstream)%s: %s\n", f.ID, prefixed(" ", scope), problem)
 			default:
-				fmt.Printf("%s: the refuted claim now reproduces (%s): %s\n", f.ID, scope, problem)
+				fmt.Printf("%s: the refuted claim now reproduces%s: %s\n", f.ID, prefixed(" ", scope), problem)
 			}
 		}
 		if f.Primary.AllVariants() {
@@ -287,7 +289,11 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 				return
 			}
 			_, problem := pick(out, f, f.Primary)
-			report(problem, fmt.Sprintf("all %d runs", len(out.Runs)))
+			scope := ""
+			if f.Primary.Expect == "holds" {
+				scope = fmt.Sprintf("(oracle holds in all %d runs)", len(out.Runs))
+			}
+			report(problem, scope)
 		})
 		return
 	}
