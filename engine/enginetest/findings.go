@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/finding"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -52,25 +54,44 @@ func RepoRoot(t testing.TB) string {
 
 // Findings runs a subtest per finding of project p, in the mode named by
 // CTRLBUGS_MODE. `make reproduce FINDING=id` runs TestFindings/id.
+//
+// A finding whose write-up cannot be loaded does not stop the others: its
+// subtest (named by the file) prints "<id>: HARNESS-BROKEN <file>: <field>:
+// <msg>" and fails, and every other finding still runs and prints its line.
 func Findings(t *testing.T, p *engine.Project) {
 	root := RepoRoot(t)
-	all, err := finding.LoadAll(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all, broken := finding.LoadAll(root)
 	mode := os.Getenv("CTRLBUGS_MODE")
 	if mode == "" {
 		mode = ModeReproduce
 	}
-	n := 0
+	// One list in id order, broken and valid together, so the output
+	// order does not depend on which findings are broken.
+	type entry struct {
+		id  string
+		run func(t *testing.T)
+	}
+	var entries []entry
+	for _, e := range broken {
+		if e.Project != p.Name {
+			continue
+		}
+		entries = append(entries, entry{e.ID, func(t *testing.T) {
+			fmt.Printf("%s: HARNESS-BROKEN %s\n", e.ID, e)
+			t.Error(e)
+		}})
+	}
 	for _, f := range all {
 		if f.Project != p.Name {
 			continue
 		}
-		n++
-		t.Run(f.ID, func(t *testing.T) { runFinding(t, p, f, mode) })
+		entries = append(entries, entry{f.ID, func(t *testing.T) { runFinding(t, p, f, mode) }})
 	}
-	if n == 0 {
+	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.id, b.id) })
+	for _, e := range entries {
+		t.Run(e.id, e.run)
+	}
+	if len(entries) == 0 {
 		t.Logf("project %s has no findings", p.Name)
 	}
 }
@@ -118,6 +139,80 @@ func pick(out *engine.Outcome, f *finding.Finding, r finding.Run) (*engine.RunOu
 	return out.Runs[0], fmt.Sprintf("oracle %s holds in all %d runs", f.Oracle, len(out.Runs))
 }
 
+// every counts the runs of out whose verdict is r's expected one; problem
+// describes the first that is not ("" when all are, and there is one).
+func every(out *engine.Outcome, f *finding.Finding, r finding.Run) (ok, n int, problem string) {
+	for _, ro := range out.Runs {
+		fails, ev, err := verdictOf(ro, f.Oracle)
+		switch {
+		case err != nil:
+			if problem == "" {
+				problem = fmt.Sprintf("variant %q: %v", ro.Label, err)
+			}
+		case fails != (r.Expect == "fails"):
+			if problem == "" {
+				problem = fmt.Sprintf("variant %q: oracle %s %s (%s), the finding claims it %s in every variant",
+					ro.Label, f.Oracle, verb(fails), ev, r.Expect)
+			}
+		default:
+			ok++
+		}
+	}
+	if len(out.Runs) == 0 {
+		problem = "the search produced no run"
+	}
+	return ok, len(out.Runs), problem
+}
+
+func verb(fails bool) string { return map[bool]string{true: "fails", false: "holds"}[fails] }
+
+// allVariants checks a run whose claim covers every variant of the search
+// (finding.Run.Variants "all"). One engine.Run without a variant filter
+// lists the variants. In reference mode, where each run is one variant
+// labelled by it, every variant is then run again alone, in its own bubble
+// pinned to the scenario's seed: in the shared bubble each variant would
+// draw its jitter where the previous one left the random source, so its run
+// would differ from the one `make record` writes for that variant, and the
+// write-up's per-variant account could not be replayed. In the other
+// modes (several runs per variant) the runs of the one Run are checked.
+func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, r finding.Run) (ok, n int, problem string) {
+	t.Helper()
+	o := opts(r)
+	o.Variant = ""
+	var all *engine.Outcome
+	Bubble(t, scn.Search.Seed, func(t *testing.T) {
+		var err error
+		if all, err = engine.Run(t.Context(), scn, p, o); err != nil {
+			problem = "harness error: " + err.Error()
+		}
+	})
+	if problem != "" {
+		return 0, 0, problem
+	}
+	if reference := scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference; !reference || len(all.Runs) < 2 {
+		return every(all, f, r)
+	}
+	for _, ro := range all.Runs {
+		o.Variant = ro.Label
+		Bubble(t, scn.Search.Seed, func(t *testing.T) {
+			out, err := engine.Run(t.Context(), scn, p, o)
+			if err != nil {
+				n++
+				if problem == "" {
+					problem = fmt.Sprintf("variant %q: harness error: %v", ro.Label, err)
+				}
+				return
+			}
+			k, m, prob := every(out, f, r)
+			ok, n = ok+k, n+m
+			if problem == "" {
+				problem = prob
+			}
+		})
+	}
+	return ok, n, problem
+}
+
 func opts(r finding.Run) engine.Options {
 	return engine.Options{Label: r.Label, DropPerturbations: r.DropPerturbations, Ablations: r.Ablations, Variant: r.Variant}
 }
@@ -144,12 +239,48 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			}
 			tr = ro.Trace
 		})
+		if t.Failed() {
+			return
+		}
+		// A claim about every variant is not recorded unless it holds in
+		// every variant.
+		if f.Primary.AllVariants() {
+			if ok, n, problem := allVariants(t, scn, p, f, f.Primary); problem != "" {
+				t.Fatalf("%s: not recorded: the primary run claims every variant, %d/%d agree: %s", f.ID, ok, n, problem)
+			}
+		}
 		if err := os.WriteFile(f.Abs(f.Trace), tr, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Printf("%s: recorded %s (%d bytes) trace=%s\n", f.ID, f.Trace, len(tr), trace.Hash(tr))
 		return
 	case ModeBump:
+		// Afresh, not by replay: a new upstream may legitimately take
+		// other steps.
+		// scope says what was checked: "variants=k/n" for a claim about
+		// every variant, "" for one run.
+		report := func(problem, scope string) {
+			switch {
+			case problem == "" && f.Primary.Expect == "fails":
+				fmt.Printf("%s: still reproduces%s\n", f.ID, prefixed(" ", scope))
+			case problem == "":
+				fmt.Printf("%s: still refuted%s\n", f.ID, prefixed(" ", scope))
+			case f.Primary.Expect == "fails":
+				fmt.Printf("%s: no longer reproduces (candidate fixed-upstream)%s: %s\n", f.ID, prefixed(" ", scope), problem)
+			default:
+				fmt.Printf("%s: the refuted claim now reproduces%s: %s\n", f.ID, prefixed(" ", scope), problem)
+			}
+		}
+		if f.Primary.AllVariants() {
+			ok, n, problem := allVariants(t, scn, p, f, f.Primary)
+			if strings.HasPrefix(problem, "harness error: ") {
+				fmt.Printf("%s: harness broken: %s\n", f.ID, strings.TrimPrefix(problem, "harness error: "))
+				t.Fail()
+				return
+			}
+			report(problem, fmt.Sprintf("variants=%d/%d", ok, n))
+			return
+		}
 		Bubble(t, seed, func(t *testing.T) {
 			out, err := engine.Run(t.Context(), scn, p, opts(f.Primary))
 			if err != nil {
@@ -158,16 +289,11 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 				return
 			}
 			_, problem := pick(out, f, f.Primary)
-			switch {
-			case problem == "" && f.Primary.Expect == "fails":
-				fmt.Printf("%s: still reproduces\n", f.ID)
-			case problem == "":
-				fmt.Printf("%s: still refuted (oracle holds in all %d runs)\n", f.ID, len(out.Runs))
-			case f.Primary.Expect == "fails":
-				fmt.Printf("%s: no longer reproduces (candidate fixed-upstream): %s\n", f.ID, problem)
-			default:
-				fmt.Printf("%s: the refuted claim now reproduces: %s\n", f.ID, problem)
+			scope := ""
+			if f.Primary.Expect == "holds" {
+				scope = fmt.Sprintf("(oracle holds in all %d runs)", len(out.Runs))
 			}
+			report(problem, scope)
 		})
 		return
 	}
@@ -200,13 +326,23 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		}
 		if (f.Primary.Expect == "fails") != fails {
 			mismatch = fmt.Sprintf("oracle %s was expected to %s but %s (%s)", f.Oracle, strings.TrimSuffix(f.Primary.Expect, "s"),
-				map[bool]string{true: "fails", false: "holds"}[fails], ev)
+				verb(fails), ev)
 			return
 		}
 		if !bytes.Equal(replayed, recorded) {
 			mismatch = "the replayed trace is not byte-identical to the recorded one: " + firstDiff(recorded, replayed)
 		}
 	})
+	// The recorded trace is one variant; a claim about every variant is
+	// checked by running them all afresh.
+	variants := ""
+	if f.Primary.AllVariants() {
+		ok, n, problem := allVariants(t, scn, p, f, f.Primary)
+		variants = fmt.Sprintf("variants=%d/%d", ok, n)
+		if problem != "" && mismatch == "" {
+			mismatch = problem
+		}
+	}
 	if mode == ModeReproduce {
 		if tr, err := trace.Read(bytes.NewReader(replayed)); err == nil {
 			fmt.Print(trace.Timeline(tr, 60))
@@ -216,29 +352,43 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			t.Fail()
 			return
 		}
-		fmt.Printf("%s: %s as recorded trace=%s\n", f.ID, verdict, trace.Hash(replayed))
+		fmt.Printf("%s: %s as recorded trace=%s%s\n", f.ID, verdict, trace.Hash(replayed), prefixed(" ", variants))
 		return
 	}
 	// verify: the control run must give the oracle the opposite answer.
 	control := "clean"
-	Bubble(t, seed, func(t *testing.T) {
-		out, err := engine.Run(t.Context(), scn, p, opts(f.Control))
-		if err != nil {
-			control = "harness error: " + err.Error()
-			return
-		}
-		if _, problem := pick(out, f, f.Control); problem != "" {
+	if f.Control.AllVariants() {
+		if _, _, problem := allVariants(t, scn, p, f, f.Control); problem != "" {
 			control = strings.ReplaceAll(problem, " ", "_")
 		}
-	})
+	} else {
+		Bubble(t, seed, func(t *testing.T) {
+			out, err := engine.Run(t.Context(), scn, p, opts(f.Control))
+			if err != nil {
+				control = "harness error: " + err.Error()
+				return
+			}
+			if _, problem := pick(out, f, f.Control); problem != "" {
+				control = strings.ReplaceAll(problem, " ", "_")
+			}
+		})
+	}
 	observed := verdict
 	if mismatch != "" {
 		observed = "MISMATCH(" + mismatch + ")"
 	}
-	fmt.Printf("%s %s control=%s trace=%s\n", f.ID, observed, control, trace.Hash(replayed))
+	fmt.Printf("%s %s%s control=%s trace=%s\n", f.ID, observed, prefixed(" ", variants), control, trace.Hash(replayed))
 	if mismatch != "" || control != "clean" {
 		t.Fail()
 	}
+}
+
+// prefixed returns p+s, or "" when s is empty.
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
 }
 
 func firstDiff(a, b []byte) string {

@@ -2,9 +2,12 @@ package finding
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -19,13 +22,24 @@ const (
 	HarnessBroken = "harness-broken"
 )
 
+// AllVariants is the value of Run.Variants that extends a run's claim to
+// every variant of the scenario's search.
+const AllVariants = "all"
+
 // Run describes one of a finding's two runs.
 type Run struct {
 	// Label names the run in traces and output.
 	Label string `json:"label"`
 	// Variant selects one run of the scenario's search (e.g. "staleness
-	// after write 2"); empty: the first run with the expected verdict.
+	// after write 2"); empty: the first run with the expected verdict. It
+	// is the run that is recorded and replayed.
 	Variant string `json:"variant,omitempty"`
+	// Variants, when "all", claims the expected verdict for every variant
+	// of the search (every placement of an explored perturbation), not just
+	// the recorded one: verify, reproduce and bump then run them all. A
+	// write-up that says "every placement heals" needs it, or nothing
+	// checks the placements it did not record.
+	Variants string `json:"variants,omitempty"`
 	// DropPerturbations removes the scenario's perturbations.
 	DropPerturbations bool `json:"dropPerturbations,omitempty"`
 	// Ablations switch off named API-server semantics.
@@ -33,6 +47,9 @@ type Run struct {
 	// Expect is the oracle's verdict in this run: "holds" or "fails".
 	Expect string `json:"expect"`
 }
+
+// AllVariants reports whether the run's claim covers every variant.
+func (r Run) AllVariants() bool { return r.Variants == AllVariants }
 
 // Finding is a finding's front matter.
 type Finding struct {
@@ -62,15 +79,41 @@ type Finding struct {
 	Body string `json:"-"`
 }
 
-// Load reads one finding.
+// Error is a problem with one finding file. Every error of this package is
+// an *Error, so that one broken write-up can be reported on its own while
+// the others still load.
+type Error struct {
+	// File is the finding's path relative to the repository root.
+	File string
+	// ID is the id the file name promises (its base name without ".md"):
+	// known even when the front matter is unreadable, so the finding's
+	// subtest and output line keep their name.
+	ID string
+	// Project is the directory under findings/ that holds the file.
+	Project string
+	// Field is the front-matter key at fault ("primary.expect"), or
+	// "front matter" for the block as a whole.
+	Field string
+	// Msg says what is wrong.
+	Msg string
+}
+
+// Error renders "file: field: msg".
+func (e *Error) Error() string { return e.File + ": " + e.Field + ": " + e.Msg }
+
+// Load reads one finding. Every error it returns is an *Error.
 func Load(root, path string) (*Finding, error) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		rel = path
+	}
+	fail := func(field, format string, a ...any) error {
+		return &Error{File: filepath.ToSlash(rel), ID: strings.TrimSuffix(filepath.Base(path), ".md"),
+			Project: filepath.Base(filepath.Dir(path)), Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
-	}
-	rel, _ := filepath.Rel(root, path)
-	fail := func(field, format string, a ...any) error {
-		return fmt.Errorf("%s: %s: %s", rel, field, fmt.Sprintf(format, a...))
+		return nil, fail("file", "%v", err)
 	}
 	if !bytes.HasPrefix(data, []byte("---\n")) {
 		return nil, fail("front matter", "the file must start with a '---' line")
@@ -79,8 +122,22 @@ func Load(root, path string) (*Finding, error) {
 	if end < 0 {
 		return nil, fail("front matter", "no closing '---' line")
 	}
+	fm := data[4 : 4+end+1]
 	f := &Finding{Path: path, Root: root, Body: string(data[4+end+5:])}
-	if err := yaml.UnmarshalStrict(data[4:4+end+1], f); err != nil {
+	// Unknown keys first, by their full path: the strict decoder below
+	// would name only the key, not where it is.
+	var raw map[string]any
+	if err := yaml.UnmarshalStrict(fm, &raw); err != nil {
+		return nil, fail("front matter", "%v", err)
+	}
+	if field := unknownKey(raw, reflect.TypeFor[Finding](), ""); field != "" {
+		return nil, fail(field, "unknown key")
+	}
+	if err := yaml.UnmarshalStrict(fm, f); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, fail(te.Field, "cannot hold a %s (want %s)", te.Value, te.Type)
+		}
 		return nil, fail("front matter", "%v", err)
 	}
 	req := map[string]string{"id": f.ID, "title": f.Title, "project": f.Project, "upstream": f.Upstream, "class": f.Class,
@@ -115,6 +172,9 @@ func Load(root, path string) (*Finding, error) {
 		if r.run.Expect != "holds" && r.run.Expect != "fails" {
 			return nil, fail(r.field+".expect", "%q: want holds or fails", r.run.Expect)
 		}
+		if r.run.Variants != "" && r.run.Variants != AllVariants {
+			return nil, fail(r.field+".variants", "%q: the only value is %q (name one variant with %s.variant)", r.run.Variants, AllVariants, r.field)
+		}
 	}
 	if f.Primary.Expect == f.Control.Expect {
 		return nil, fail("control.expect", "must be the opposite of primary.expect: a finding's two runs give its oracle opposite answers")
@@ -123,31 +183,88 @@ func Load(root, path string) (*Finding, error) {
 	if want != "" && f.Primary.Expect != want {
 		return nil, fail("primary.expect", "a %s finding's primary run expects the oracle to %s", f.Status, strings.TrimSuffix(want, "s"))
 	}
+	if dir := filepath.Base(filepath.Dir(path)); dir != f.Project {
+		return nil, fail("project", "%q but the file is in findings/%s", f.Project, dir)
+	}
 	return f, nil
+}
+
+// unknownKey returns the path of the first key of m (in sorted order) that
+// no json tag of struct type t names, descending into struct-typed fields;
+// "" if there is none.
+func unknownKey(m map[string]any, t reflect.Type, prefix string) string {
+	fields := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			fields[name] = t.Field(i).Type
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		ft, ok := fields[k]
+		if !ok {
+			return prefix + k
+		}
+		if sub, isMap := m[k].(map[string]any); isMap && ft.Kind() == reflect.Struct {
+			if field := unknownKey(sub, ft, prefix+k+"."); field != "" {
+				return field
+			}
+		}
+	}
+	return ""
 }
 
 // Abs resolves a path from the front matter against the repository root.
 func (f *Finding) Abs(p string) string { return filepath.Join(f.Root, p) }
 
-// LoadAll reads every finding under root/findings, sorted by project and id.
-func LoadAll(root string) ([]*Finding, error) {
-	paths, err := filepath.Glob(filepath.Join(root, "findings", "*", "*.md"))
+// LoadAll reads every finding under root/findings/<project>/*.md, sorted by
+// project and id. A broken finding does not stop the others: it is left
+// out of the findings and reported in broken (sorted by file), so callers
+// can run the valid ones and still fail on the broken.
+func LoadAll(root string) (fs []*Finding, broken []*Error) {
+	projects, err := os.ReadDir(filepath.Join(root, "findings"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil, err
+		return nil, []*Error{{File: "findings", Field: "directory", Msg: err.Error()}}
 	}
-	var out []*Finding
-	for _, p := range paths {
-		f, err := Load(root, p)
+	for _, d := range projects {
+		if !d.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, "findings", d.Name())
+		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return nil, err
+			broken = append(broken, &Error{File: filepath.ToSlash(filepath.Join("findings", d.Name())), Project: d.Name(),
+				Field: "directory", Msg: err.Error()})
+			continue
 		}
-		if dir := filepath.Base(filepath.Dir(p)); dir != f.Project {
-			return nil, fmt.Errorf("%s: project: %q but the file is in findings/%s", p, f.Project, dir)
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			f, err := Load(root, filepath.Join(dir, e.Name()))
+			if err != nil {
+				var fe *Error
+				if !errors.As(err, &fe) {
+					fe = &Error{File: filepath.ToSlash(filepath.Join("findings", d.Name(), e.Name())), Project: d.Name(),
+						ID: strings.TrimSuffix(e.Name(), ".md"), Field: "file", Msg: err.Error()}
+				}
+				broken = append(broken, fe)
+				continue
+			}
+			fs = append(fs, f)
 		}
-		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b *Finding) int {
+	slices.SortFunc(fs, func(a, b *Finding) int {
 		return strings.Compare(a.Project+"/"+a.ID, b.Project+"/"+b.ID)
 	})
-	return out, nil
+	slices.SortFunc(broken, func(a, b *Error) int { return strings.Compare(a.File, b.File) })
+	return fs, broken
 }

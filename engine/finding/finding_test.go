@@ -1,8 +1,10 @@
 package finding_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,13 +32,13 @@ control: {label: control, dropPerturbations: true, expect: holds}
 body
 `
 
-func write(t *testing.T, root, content string) string {
+func write(t *testing.T, root, name, content string) string {
 	t.Helper()
 	dir := filepath.Join(root, "findings", "p")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, "p-f1.md")
+	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -45,29 +47,46 @@ func write(t *testing.T, root, content string) string {
 
 func TestLoad(t *testing.T) {
 	cases := []struct {
-		name, old, new, wantErr string
+		name, old, new string
+		// wantField is the field the *Error names ("" for a valid file);
+		// wantMsg a part of its message.
+		wantField, wantMsg string
 	}{
-		{"valid", "", "", ""},
-		{"missing title", "title: t\n", "", "title: required"},
-		{"unknown field", "class: k\n", "class: k\nbogus: 1\n", "unknown field"},
-		{"bad status", "status: reproduces", "status: maybe", "status:"},
-		{"bad severity", "severity: low", "severity: huge", "severity:"},
-		{"same expectations", "expect: holds}", "expect: fails}", "control.expect: must be the opposite"},
-		{"refuted primary must hold", "status: reproduces", "status: refuted", "primary.expect"},
-		{"fixed-upstream needs fixedIn", "status: reproduces", "status: fixed-upstream", "fixedIn: required"},
-		{"id must match the file", "id: p-f1", "id: p-f2", "does not match the file name"},
-		{"no front matter", "---\nid", "id", "must start with"},
+		{"valid", "", "", "", ""},
+		{"valid: every variant", "primary: {label: reproduce, expect: fails}", "primary: {label: reproduce, variants: all, expect: fails}", "", ""},
+		{"missing title", "title: t\n", "", "title", "required"},
+		{"missing primary label", "primary: {label: reproduce, expect: fails}", "primary: {expect: fails}", "primary.label", "required"},
+		{"missing control", "control: {label: control, dropPerturbations: true, expect: holds}\n", "", "control.label", "required"},
+		{"unknown key", "class: k\n", "class: k\nbogus: 1\n", "bogus", "unknown key"},
+		{"unknown key in a run", "expect: fails}", "expect: fails, variantz: all}", "primary.variantz", "unknown key"},
+		{"duplicate key", "class: k\n", "class: k\nclass: j\n", "front matter", "already set"},
+		{"wrong type", "controllers: [c]", "controllers: c", "controllers", "cannot hold a string"},
+		{"yaml syntax", "controllers: [c]", "controllers: [c", "front matter", "yaml"},
+		{"bad status", "status: reproduces", "status: maybe", "status", `"maybe" is not one of`},
+		{"bad severity", "severity: low", "severity: huge", "severity", "is not one of"},
+		{"bad expect", "expect: fails}", "expect: fail}", "primary.expect", "want holds or fails"},
+		{"bad variants", "expect: fails}", "variants: every, expect: fails}", "primary.variants", `the only value is "all"`},
+		{"same expectations", "expect: holds}", "expect: fails}", "control.expect", "must be the opposite"},
+		{"refuted primary must hold", "status: reproduces", "status: refuted", "primary.expect", "refuted finding"},
+		{"fixed-upstream needs fixedIn", "status: reproduces", "status: fixed-upstream", "fixedIn", "required"},
+		{"id must match the file", "id: p-f1", "id: p-f2", "id", "does not match the file name"},
+		{"project must match the directory", "project: p\n", "project: q\n", "project", "findings/p"},
+		{"no front matter", "---\nid", "id", "front matter", "must start with"},
+		{"unclosed front matter", "---\nbody", "body", "front matter", "no closing"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			content := good
 			if tc.old != "" || tc.new != "" {
+				if !strings.Contains(good, tc.old) {
+					t.Fatalf("the valid front matter has no %q to replace", tc.old)
+				}
 				content = strings.Replace(good, tc.old, tc.new, 1)
 			}
-			p := write(t, root, content)
+			p := write(t, root, "p-f1.md", content)
 			f, err := finding.Load(root, p)
-			if tc.wantErr == "" {
+			if tc.wantField == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -76,19 +95,55 @@ func TestLoad(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "p-f1.md") {
-				t.Fatalf("error %v, want one naming the file and containing %q", err, tc.wantErr)
+			var fe *finding.Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v (%T), want a *finding.Error", err, err)
+			}
+			if fe.File != "findings/p/p-f1.md" || fe.ID != "p-f1" || fe.Project != "p" || fe.Field != tc.wantField || !strings.Contains(fe.Msg, tc.wantMsg) {
+				t.Fatalf("error %#v, want file findings/p/p-f1.md, id p-f1, project p, field %q, a message containing %q", fe, tc.wantField, tc.wantMsg)
+			}
+			if want := "findings/p/p-f1.md: " + tc.wantField + ": "; !strings.HasPrefix(err.Error(), want) {
+				t.Fatalf("error %q does not start with %q", err, want)
 			}
 		})
 	}
 }
 
+// TestLoadAllKeepsTheValid: a broken finding is reported on its own (file
+// and field) and the valid ones still load.
+func TestLoadAllKeepsTheValid(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "p-f1.md", good)
+	write(t, root, "p-f2.md", strings.NewReplacer("id: p-f1", "id: p-f2", "status: reproduces", "status: maybe").Replace(good))
+	write(t, root, "p-f3.md", strings.NewReplacer("id: p-f1", "id: p-f3", "expect: holds}", "expect: hold}").Replace(good))
+	write(t, root, "notes.txt", "not a finding")
+	fs, broken := finding.LoadAll(root)
+	if len(fs) != 1 || fs[0].ID != "p-f1" {
+		t.Fatalf("loaded %v, want p-f1 alone", fs)
+	}
+	var got []string
+	for _, e := range broken {
+		got = append(got, e.ID+" "+e.File+" "+e.Field)
+	}
+	want := []string{"p-f2 findings/p/p-f2.md status", "p-f3 findings/p/p-f3.md control.expect"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("broken %q, want %q", got, want)
+	}
+}
+
+func TestLoadAllWithoutFindings(t *testing.T) {
+	fs, broken := finding.LoadAll(t.TempDir())
+	if len(fs) != 0 || len(broken) != 0 {
+		t.Fatalf("got %v %v from an empty root", fs, broken)
+	}
+}
+
 func TestIndex(t *testing.T) {
 	root := t.TempDir()
-	write(t, root, good)
-	fs, err := finding.LoadAll(root)
-	if err != nil {
-		t.Fatal(err)
+	write(t, root, "p-f1.md", good)
+	fs, broken := finding.LoadAll(root)
+	if len(broken) != 0 {
+		t.Fatal(broken)
 	}
 	idx := finding.Index(fs)
 	for _, want := range []string{"## p", "| [p-f1](findings/p/p-f1.md) | t | k | staleness | low | reproduces | not reported | example.com/m@v1 |"} {

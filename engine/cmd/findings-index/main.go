@@ -1,5 +1,7 @@
 // Command findings-index writes BUG-FINDINGS.md from the findings' front
-// matter, or with -check fails when the file on disk is stale.
+// matter, or with -check fails when the file on disk is stale. Either way a
+// broken finding is reported (file and field) and fails the command, after
+// every other finding has been read: the index is never written without it.
 package main
 
 import (
@@ -16,9 +18,12 @@ func main() {
 	root := flag.String("root", ".", "repository root")
 	check := flag.Bool("check", false, "fail if BUG-FINDINGS.md is not up to date")
 	flag.Parse()
-	fs, err := finding.LoadAll(*root)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "findings-index:", err)
+	fs, broken := finding.LoadAll(*root)
+	for _, e := range broken {
+		fmt.Fprintf(os.Stderr, "findings-index: %s\n", e)
+	}
+	if len(broken) > 0 {
+		fmt.Fprintf(os.Stderr, "findings-index: %d broken finding(s); BUG-FINDINGS.md not checked or written\n", len(broken))
 		os.Exit(2)
 	}
 	out := []byte(finding.Index(fs))

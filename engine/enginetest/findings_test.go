@@ -1,0 +1,188 @@
+//go:debug randseednop=0
+
+package enginetest_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ctrlbugs/corpus/engine"
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/enginetest"
+	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/internal/sample"
+)
+
+// helperEnv makes TestFindingsHelper run enginetest.Findings; the tests
+// below run it in a child process, since a failing finding must fail the
+// run and a test cannot observe its own subtests failing.
+const helperEnv = "CTRLBUGS_FINDINGS_HELPER"
+
+// TestFindingsHelper is the child process of TestFindings: the findings of
+// the "sample" project under $CTRLBUGS_ROOT in $CTRLBUGS_MODE.
+func TestFindingsHelper(t *testing.T) {
+	if os.Getenv(helperEnv) == "" {
+		t.Skip("run by TestFindings in a child process")
+	}
+	s := enginetest.Scheme(t)
+	counter := func(name string, step int) explore.Controller {
+		return explore.Controller{Name: "counter-" + name, Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+			return (&sample.Counter{Client: mgr.GetClient(), Name: name, Step: step}).SetupWithManager(mgr)
+		}}
+	}
+	enginetest.Findings(t, &engine.Project{Name: "sample", Cluster: explore.Cluster{Scheme: s},
+		Controllers: []explore.Controller{counter("a", 1), counter("b", 10)}})
+}
+
+// The sample scenario: two counters, counter-a's ConfigMap cache frozen
+// after each of its two writes in turn (two variants). Both variants count
+// to 11 and finish after 10 and 11 steps; the Deployment is there for its
+// metadata.generation, which the "generation" ablation leaves unset.
+const sampleScenario = `{
+  "name": "counter", "project": "sample", "controllers": ["counter-b", "counter-a"],
+  "objects": [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"count": "0"}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-a", "namespace": "default"}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-b", "namespace": "default"}},
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+     "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+  ],
+  "perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "frozen", "explore": true}],
+  "search": {"horizon": "1m"},
+  "oracles": [
+    {"name": "counted", "type": "cel", "expr": "has(object('apps/v1', 'Deployment', 'default', 'd').metadata.generation) && object('v1', 'ConfigMap', 'default', 'counter').data['count'] == '11'"},
+    {"name": "short", "type": "cel", "expr": "has(object('apps/v1', 'Deployment', 'default', 'd').metadata.generation) && step <= 10"}
+  ]
+}`
+
+// finding returns a refuted finding's write-up on the sample scenario.
+func sampleFinding(id, oracle, primaryExtra string) string {
+	return `---
+id: ` + id + `
+title: t
+project: sample
+upstream: example.com/m@v1
+controllers: [counter-a]
+class: k
+perturbations: [staleness]
+severity: none
+scenario: scenarios/sample/counter.json
+trace: findings/sample/` + id + `.trace.jsonl
+oracle: ` + oracle + `
+status: refuted
+verified: "2026-11-22"
+upstreamReport: not reported
+primary: {label: faithful, variant: staleness after write 1, ` + primaryExtra + `expect: holds}
+control: {label: ablated, variant: staleness after write 1, ablations: [generation], expect: fails}
+---
+body
+`
+}
+
+// want is what one mode of TestFindingsHelper must print (regexps) and
+// whether it must fail.
+type want struct {
+	lines []string
+	fails bool
+}
+
+func TestFindings(t *testing.T) {
+	const every = "variants: all, "
+	broken := []string{`(?m)^sample-f2: HARNESS-BROKEN findings/sample/sample-f2.md: primary.expect: "held": want holds or fails$`,
+		`(?m)^sample-f3: HARNESS-BROKEN findings/sample/sample-f3.md: bogus: unknown key$`}
+	cases := []struct {
+		name     string
+		findings map[string]string // file name under findings/sample -> content
+		// The modes run in this order; a mode left out is not run.
+		bump, record, verify, reproduce *want
+	}{{
+		name:      "one variant",
+		findings:  map[string]string{"sample-f1.md": sampleFinding("sample-f1", "counted", "")},
+		bump:      &want{lines: []string{`(?m)^sample-f1: still refuted \(oracle holds in all 1 runs\)$`}},
+		record:    &want{lines: []string{`(?m)^sample-f1: recorded findings/sample/sample-f1.trace.jsonl`}},
+		verify:    &want{lines: []string{`(?m)^sample-f1 REFUTED control=clean trace=sha256:[0-9a-f]+$`}},
+		reproduce: &want{lines: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+$`}},
+	}, {
+		name:      "every variant, all agree",
+		findings:  map[string]string{"sample-f1.md": sampleFinding("sample-f1", "counted", every)},
+		bump:      &want{lines: []string{`(?m)^sample-f1: still refuted variants=2/2$`}},
+		record:    &want{lines: []string{`(?m)^sample-f1: recorded `}},
+		verify:    &want{lines: []string{`(?m)^sample-f1 REFUTED variants=2/2 control=clean trace=sha256:[0-9a-f]+$`}},
+		reproduce: &want{lines: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+ variants=2/2$`}},
+	}, {
+		// "short" holds in the recorded variant (10 steps) and fails in
+		// the other (11): a claim about one variant passes, a claim about
+		// every variant does not, and is not recorded.
+		name:     "every variant, one disagrees",
+		findings: map[string]string{"sample-f1.md": sampleFinding("sample-f1", "short", every)},
+		bump:     &want{lines: []string{`(?m)^sample-f1: the refuted claim now reproduces variants=1/2: variant "staleness after write 2": oracle short fails`}},
+		record: &want{lines: []string{`not recorded: the primary run claims every variant, 1/2 agree: variant "staleness after write 2": oracle short fails`},
+			fails: true},
+	}, {
+		name: "a broken finding does not stop the others",
+		findings: map[string]string{
+			"sample-f1.md": sampleFinding("sample-f1", "counted", every),
+			"sample-f2.md": strings.Replace(sampleFinding("sample-f2", "counted", ""), "expect: holds}", "expect: held}", 1),
+			"sample-f3.md": "---\nid: sample-f3\nbogus: 1\n---\n",
+		},
+		bump:      &want{lines: append([]string{`(?m)^sample-f1: still refuted `}, broken...), fails: true},
+		record:    &want{lines: append([]string{`(?m)^sample-f1: recorded `}, broken...), fails: true},
+		verify:    &want{lines: append([]string{`(?m)^sample-f1 REFUTED variants=2/2 control=clean trace=sha256:`}, broken...), fails: true},
+		reproduce: &want{lines: append([]string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:`}, broken...), fails: true},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			put(t, filepath.Join(root, "scenarios", "sample", "counter.json"), sampleScenario)
+			for name, content := range tc.findings {
+				put(t, filepath.Join(root, "findings", "sample", name), content)
+			}
+			for _, step := range []struct {
+				mode string
+				want *want
+			}{{"bump", tc.bump}, {"record", tc.record}, {"verify", tc.verify}, {"reproduce", tc.reproduce}} {
+				if step.want == nil {
+					continue
+				}
+				out, err := child(t, root, step.mode)
+				for _, re := range step.want.lines {
+					if !regexp.MustCompile(re).MatchString(out) {
+						t.Errorf("%s: output lacks %s:\n%s", step.mode, re, out)
+					}
+				}
+				if (err != nil) != step.want.fails {
+					t.Errorf("%s: exit %v, want failure %v:\n%s", step.mode, err, step.want.fails, out)
+				}
+			}
+			// A claim that does not hold in every variant is not recorded.
+			_, err := os.Stat(filepath.Join(root, "findings", "sample", "sample-f1.trace.jsonl"))
+			if recorded := err == nil; recorded != (tc.record != nil && !tc.record.fails || tc.verify != nil) {
+				t.Errorf("trace recorded: %v", recorded)
+			}
+		})
+	}
+}
+
+func put(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// child runs TestFindingsHelper in mode over the repository at root.
+func child(t *testing.T, root, mode string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestFindingsHelper$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"=1", "CTRLBUGS_ROOT="+root, "CTRLBUGS_MODE="+mode)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
