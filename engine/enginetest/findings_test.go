@@ -110,18 +110,19 @@ func TestFindings(t *testing.T) {
 	}, {
 		name:      "every variant, all agree",
 		findings:  map[string]string{"sample-f1.md": sampleFinding("sample-f1", "counted", every)},
-		bump:      &want{lines: []string{`(?m)^sample-f1: still refuted variants=2/2$`}},
+		bump:      &want{lines: []string{`(?m)^sample-f1: still refuted variants=4/4$`}},
 		record:    &want{lines: []string{`(?m)^sample-f1: recorded `}},
-		verify:    &want{lines: []string{`(?m)^sample-f1 REFUTED variants=2/2 control=clean trace=sha256:[0-9a-f]+$`}},
-		reproduce: &want{lines: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+ variants=2/2$`}},
+		verify:    &want{lines: []string{`(?m)^sample-f1 REFUTED variants=4/4 control=clean trace=sha256:[0-9a-f]+$`}},
+		reproduce: &want{lines: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+ variants=4/4$`}},
 	}, {
 		// "short" holds in the recorded variant (10 steps) and fails in
-		// the other (11): a claim about one variant passes, a claim about
+		// the last (11; placements follow every write of the run, both
+		// counters'): a claim about one variant passes, a claim about
 		// every variant does not, and is not recorded.
 		name:     "every variant, one disagrees",
 		findings: map[string]string{"sample-f1.md": sampleFinding("sample-f1", "short", every)},
-		bump:     &want{lines: []string{`(?m)^sample-f1: the refuted claim now reproduces variants=1/2: variant "staleness after write 2": oracle short fails`}},
-		record: &want{lines: []string{`not recorded: the primary run claims every variant, 1/2 agree: variant "staleness after write 2": oracle short fails`},
+		bump:     &want{lines: []string{`(?m)^sample-f1: the refuted claim now reproduces variants=3/4: variant "staleness after write 4": oracle short fails`}},
+		record: &want{lines: []string{`not recorded: the primary run claims every variant, 3/4 agree: variant "staleness after write 4": oracle short fails`},
 			fails: true},
 	}, {
 		name: "a broken finding does not stop the others",
@@ -132,7 +133,7 @@ func TestFindings(t *testing.T) {
 		},
 		bump:      &want{lines: append([]string{`(?m)^sample-f1: still refuted `}, broken...), fails: true},
 		record:    &want{lines: append([]string{`(?m)^sample-f1: recorded `}, broken...), fails: true},
-		verify:    &want{lines: append([]string{`(?m)^sample-f1 REFUTED variants=2/2 control=clean trace=sha256:`}, broken...), fails: true},
+		verify:    &want{lines: append([]string{`(?m)^sample-f1 REFUTED variants=4/4 control=clean trace=sha256:`}, broken...), fails: true},
 		reproduce: &want{lines: append([]string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:`}, broken...), fails: true},
 	}}
 	for _, tc := range cases {
