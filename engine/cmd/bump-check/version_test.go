@@ -20,7 +20,7 @@ func TestCompare(t *testing.T) {
 		{"v1.0.0-rc.2", "v1.0.0-rc.10", -1},
 		{"v1.0.0-beta", "v1.0.0-alpha", 1},
 		{"v0.0.0-20220411205349-bde1400a84be", "v0.0.0-20230101000000-aaaaaaaaaaaa", -1}, // pseudo-versions
-		{"v2.0.0+incompatible", "v2.0.0", 0}, // build metadata is ignored
+		{"v2.0.0+incompatible", "v2.0.0", 0},                                             // build metadata is ignored
 	}
 	for _, tt := range tests {
 		a, err := parseVersion(tt.a)
