@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -15,6 +16,11 @@ const (
 	stillRefuted
 	noLongerRefuted
 	harnessBroken
+	// notServed: go get needs a module version the registry refuses to
+	// serve (403/404/410), so the harness could not be built and nothing
+	// was judged. Not a broken harness, and not a tool failure either: the
+	// registry answered, and will answer the same next time.
+	notServed
 	toolFailure // bump-check or `make bump` itself failed: not a result
 )
 
@@ -24,6 +30,7 @@ var outcomeText = [...]string{
 	stillRefuted:       "still refuted",
 	noLongerRefuted:    "no longer refuted",
 	harnessBroken:      "harness broken",
+	notServed:          "not checked (a dependency is not served by the registry)",
 	toolFailure:        "TOOL FAILURE",
 }
 
@@ -67,17 +74,20 @@ var findingLine = regexp.MustCompile(`^([a-z0-9]+-[a-z0-9]+): (.*)$`)
 func classify(project string, findings []string, output string, exitErr error) ([]result, error) {
 	lines := strings.Split(output, "\n")
 	if exitErr != nil {
-		for _, l := range lines {
-			if strings.HasPrefix(l, buildBroken(project)) {
-				detail := "dependency resolution, build or vet failed: " + firstError(lines)
-				out := make([]result, len(findings))
-				for i, id := range findings {
-					out[i] = result{id, harnessBroken, detail}
-				}
-				return out, nil
-			}
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, buildBroken(project)) }) {
+			return nil, fmt.Errorf("make bump failed without reporting a broken harness: %v", exitErr)
 		}
-		return nil, fmt.Errorf("make bump failed without reporting a broken harness: %v", exitErr)
+		o, detail := harnessBroken, "dependency resolution, build or vet failed: "+firstError(lines)
+		if mods := unserved(lines); mods != nil {
+			o, detail = notServed, strings.Join(mods, ", ")
+		} else if l := unreachable(lines); l != "" {
+			return nil, fmt.Errorf("the module registry could not be reached: %s", l)
+		}
+		out := make([]result, len(findings))
+		for i, id := range findings {
+			out[i] = result{id, o, detail}
+		}
+		return out, nil
 	}
 	known := map[string]bool{}
 	for _, id := range findings {
@@ -126,6 +136,37 @@ func parseFindingLine(id, text string) (result, bool) {
 	return result{}, false
 }
 
+// refused is a go command download error the registry gave for one module
+// version: it exists in the listing, or is required, but is not served.
+var refused = regexp.MustCompile(`(\S+@v[^\s:]+): reading \S+: (403 Forbidden|404 Not Found|410 Gone)`)
+
+// unserved lists the module versions the registry refused, each once, in
+// order of appearance, with the status it gave.
+func unserved(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if m := refused.FindStringSubmatch(l); m != nil {
+			if s := m[1] + " (" + m[2] + ")"; !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// netFailure are go command errors that mean the registry was not reached:
+// a tool (or network) failure, which says nothing about the upstream.
+var netFailure = regexp.MustCompile(`dial tcp|i/o timeout|connection refused|connection reset|no such host|TLS handshake timeout|50[234] [A-Z]`)
+
+func unreachable(lines []string) string {
+	for _, l := range lines {
+		if netFailure.MatchString(l) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
 // goProgress are go command lines that tell progress, not failure.
 var goProgress = regexp.MustCompile(`^go: (downloading|upgraded|downgraded|added|removed|finding|extracting|switching) `)
 
@@ -141,9 +182,17 @@ func firstError(lines []string) string {
 			return strings.TrimSpace(l)
 		}
 	}
-	for _, l := range lines {
-		if strings.HasPrefix(l, "go: ") && !goProgress.MatchString(l) {
-			return strings.TrimSpace(l)
+	for i, l := range lines {
+		if strings.HasPrefix(l, "go: ") && !goProgress.MatchString(l) && !strings.Contains(l, "; switching to go") {
+			// "go: X imports" continues on tab-indented lines.
+			msg := strings.TrimSpace(l)
+			for _, c := range lines[i+1:] {
+				if !strings.HasPrefix(c, "\t") {
+					break
+				}
+				msg += " " + strings.TrimSpace(c)
+			}
+			return msg
 		}
 	}
 	return "no error line found"

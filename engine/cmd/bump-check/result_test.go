@@ -70,14 +70,38 @@ func TestClassify(t *testing.T) {
 			},
 		},
 		{
-			name: "go get broken",
-			output: head + "go: github.com/x/y@v1.0.0: reading https://proxy/x/y/@v/v1.0.0.mod: 404 Not Found\n" +
-				"fluxcd: harness broken at github.com/x/y@v1.0.0 (dependency resolution or build; see above)\n",
+			// What the registry answered for source-controller v1.9.6 (shortened).
+			name: "dependency not served",
+			output: head + "go: github.com/fluxcd/source-controller imports\n" +
+				"\tgithub.com/fluxcd/pkg/artifact/config: github.com/fluxcd/pkg/artifact@v0.18.3: reading https://proxy.example/github.com/fluxcd/pkg/artifact/@v/v0.18.3.zip: 403 Forbidden\n" +
+				"\tserver response: This module version is not available.\n" +
+				"go: github.com/fluxcd/source-controller imports\n" +
+				"\tgithub.com/fluxcd/pkg/artifact/digest: github.com/fluxcd/pkg/artifact@v0.18.3: reading https://proxy.example/github.com/fluxcd/pkg/artifact/@v/v0.18.3.zip: 403 Forbidden\n" +
+				"go: upgraded github.com/fluxcd/pkg/helmtestserver v0.40.1 => v0.40.2: error finding sum for github.com/fluxcd/pkg/helmtestserver@v0.40.2: github.com/fluxcd/pkg/helmtestserver@v0.40.2: reading https://proxy.example/github.com/fluxcd/pkg/helmtestserver/@v/v0.40.2.zip: 403 Forbidden\n" +
+				"fluxcd: harness broken at github.com/fluxcd/source-controller@v1.9.6 (dependency resolution or build; see above)\n",
 			exit: true,
 			want: []result{
-				{"fluxcd-f1", harnessBroken, "dependency resolution, build or vet failed: go: github.com/x/y@v1.0.0: reading https://proxy/x/y/@v/v1.0.0.mod: 404 Not Found"},
-				{"fluxcd-f2", harnessBroken, "dependency resolution, build or vet failed: go: github.com/x/y@v1.0.0: reading https://proxy/x/y/@v/v1.0.0.mod: 404 Not Found"},
+				{"fluxcd-f1", notServed, "github.com/fluxcd/pkg/artifact@v0.18.3 (403 Forbidden), github.com/fluxcd/pkg/helmtestserver@v0.40.2 (403 Forbidden)"},
+				{"fluxcd-f2", notServed, "github.com/fluxcd/pkg/artifact@v0.18.3 (403 Forbidden), github.com/fluxcd/pkg/helmtestserver@v0.40.2 (403 Forbidden)"},
 			},
+		},
+		{
+			name: "dependency conflict",
+			output: head + "go: github.com/fluxcd/source-controller@v1.10.0 requires go >= 1.27.0; switching to go1.27.4\n" +
+				"go: github.com/fluxcd/source-controller/ctrlbugs imports\n\tgithub.com/x/y: cannot find module providing package github.com/x/y\n" +
+				"fluxcd: harness broken at github.com/fluxcd/source-controller@v1.10.0 (dependency resolution or build; see above)\n",
+			exit: true,
+			want: []result{
+				{"fluxcd-f1", harnessBroken, "dependency resolution, build or vet failed: go: github.com/fluxcd/source-controller/ctrlbugs imports github.com/x/y: cannot find module providing package github.com/x/y"},
+				{"fluxcd-f2", harnessBroken, "dependency resolution, build or vet failed: go: github.com/fluxcd/source-controller/ctrlbugs imports github.com/x/y: cannot find module providing package github.com/x/y"},
+			},
+		},
+		{
+			name: "registry unreachable",
+			output: head + "go: github.com/x/y@v1.0.0: Get \"https://proxy.example/x/y/@v/v1.0.0.mod\": dial tcp: lookup proxy.example: no such host\n" +
+				"fluxcd: harness broken at github.com/x/y@v1.0.0 (dependency resolution or build; see above)\n",
+			exit:    true,
+			wantErr: "could not be reached",
 		},
 		{name: "make failed otherwise", output: "usage: make bump PROJECT=fluxcd VERSION=v1.8.0 [MODULE=path]\n", exit: true, wantErr: "without reporting a broken harness"},
 		{name: "unknown wording", output: "fluxcd-f1: still holds\n", wantErr: "not a bump verdict"},
