@@ -79,6 +79,9 @@ func classify(project string, findings []string, output string, exitErr error) (
 		}
 		o, detail := harnessBroken, "dependency resolution, build or vet failed: "+firstError(lines)
 		if mods := unserved(lines); mods != nil {
+			if len(mods) > 3 {
+				mods = append(mods[:3], fmt.Sprintf("and %d more (see the log)", len(mods)-3))
+			}
 			o, detail = notServed, strings.Join(mods, ", ")
 		} else if l := unreachable(lines); l != "" {
 			return nil, fmt.Errorf("the module registry could not be reached: %s", l)
