@@ -6,6 +6,7 @@
 #   make fidelity                      the engine against a real kube-apiserver
 #   make record FINDING=id             (re)record a finding's trace
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
+#   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
 #   make findings-index                regenerate BUG-FINDINGS.md
 
 SHELL := /bin/bash
@@ -25,7 +26,7 @@ QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' |
 # Run it from the project directory: $(call testbin,fluxcd) -test.run X
 testbin = (cd projects/$(1) && go test -c -o ../../out/$(1).test . && ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: test test-engine test-projects reproduce verify record bump findings-index check-finding
+.PHONY: test test-engine test-projects reproduce verify record bump bump-check findings-index check-finding
 
 test: test-engine test-projects
 
@@ -85,5 +86,15 @@ bump:
 	  || { echo "$(PROJECT): harness broken at $$mod@$(VERSION) (dependency resolution or build; see above)"; exit 1; }; \
 	CTRLBUGS_MODE=bump go test -count=1 -run 'TestFindings' -v . 2>&1 | grep -E '^[a-z0-9]+-[a-z0-9]+: ' ; \
 	echo "pin moved; review git diff projects/$(PROJECT)/go.mod, then re-record (make record) or revert"
+
+# Runs bump for newer releases of each project's upstream, each in a scratch
+# copy under the temporary directory (this tree is not changed), and reports
+# per finding and version; exit non-zero only if the tooling fails. Options:
+# PROJECT=name, MODULE=path (as for bump), VERSIONS="v1 v2" (instead of the
+# newer served releases), MAX=n newest (default 3, 0: all), PRE=1 (include
+# pre-releases). Logs: out/bump-check/.
+bump-check:
+	@cd engine && go run ./cmd/bump-check -root .. -project '$(PROJECT)' -module '$(MODULE)' \
+	  -versions '$(VERSIONS)' -max '$(or $(MAX),3)' -pre='$(or $(PRE),false)'
 
 -include engine/fidelity/fidelity.mk
