@@ -7,6 +7,7 @@
 #   make record FINDING=id             (re)record a finding's trace
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
 #   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
+#   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n]   explore one scenario
 #   make findings-index                regenerate BUG-FINDINGS.md
 
 SHELL := /bin/bash
@@ -26,7 +27,7 @@ QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' |
 # Run it from the project directory: $(call testbin,fluxcd) -test.run X
 testbin = (cd projects/$(1) && go test -c -o ../../out/$(1).test . && ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: test test-engine test-projects reproduce verify record bump bump-check findings-index check-finding
+.PHONY: test test-engine test-projects reproduce verify record explore bump bump-check findings-index check-finding
 
 test: test-engine test-projects
 
@@ -51,6 +52,16 @@ reproduce: check-finding
 	mkdir -p out; (export CTRLBUGS_MODE=reproduce; $(call testbin,$$p,-test.run 'TestFindings/$(FINDING)$$') 2>&1) | tee $$out | $(QUIET); \
 	grep -q -E '^$(FINDING): [A-Z-]+ as recorded trace=sha256:' $$out || { grep -q -E '^$(FINDING): ' $$out || echo "$(FINDING): no verdict line (see the output above)" >&2; rm -f $$out; exit 1; }; \
 	rm -f $$out
+
+# Runs one scenario file in its search mode (optionally another seed, one
+# shard i/n of the search): a line per run with its verdicts, a summary, and
+# the first failing run's trace under out/explore/ with how to render it.
+explore:
+	@test -n "$(SCENARIO)" -a -f "$(SCENARIO)" || { echo "usage: make explore SCENARIO=scenarios/<project>/<name>.json [SEED=n] [SHARD=i/n] (file '$(SCENARIO)' not found)" >&2; exit 2; }
+	@p=$$(basename $$(dirname $(SCENARIO))); \
+	test -d projects/$$p || { echo "no project $$p for $(SCENARIO): expected projects/$$p" >&2; exit 2; }; \
+	mkdir -p out; (export CTRLBUGS_SCENARIO=$(abspath $(SCENARIO)) CTRLBUGS_SEED=$(SEED) CTRLBUGS_SHARD=$(SHARD); \
+	  $(call testbin,$$p,-test.run 'TestScenarios$$') 2>&1) | $(QUIET)
 
 record: check-finding
 	@p=$(firstword $(subst -, ,$(FINDING))); \

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"strings"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
@@ -26,7 +27,16 @@ type Options struct {
 	// Variant keeps only the search variant with this label (a placement of
 	// an explored perturbation); "" keeps all.
 	Variant string
+	// Shard and Shards split a search's work deterministically across
+	// machines: the units of work (each variant; for random search each
+	// trial of each variant) are numbered in order, and this execution runs
+	// those whose number modulo Shards is Shard. Shards 0 or 1: everything.
+	// A DFS within one variant is one unit (its runs depend on each other).
+	Shard, Shards int
 }
+
+// mine reports whether work unit k belongs to this shard.
+func (o Options) mine(k int) bool { return o.Shards <= 1 || k%o.Shards == o.Shard }
 
 // RunOutcome is one execution with its verdicts.
 type RunOutcome struct {
@@ -117,11 +127,18 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 		variants = append(variants, variant{label: v.Label, cfg: v.Cfg})
 	}
 	kept := 0
+	unit := -1
 	for _, v := range variants {
 		if opts.Variant != "" && v.label != opts.Variant {
 			continue
 		}
 		kept++
+		if mode != scenario.SearchRandom {
+			unit++
+			if !opts.mine(unit) {
+				continue
+			}
+		}
 		switch mode {
 		case scenario.SearchReference, "":
 			r, err := explore.Run(ctx, v.cfg, nil)
@@ -139,12 +156,16 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 				return nil, err
 			}
 		case scenario.SearchRandom:
-			err := explore.RandomWalks(ctx, v.cfg, scn.Search.Trials, scn.Search.Seed, func(i int, r *explore.Result) bool {
+			for i := range scn.Search.Trials {
+				unit++
+				if !opts.mine(unit) {
+					continue
+				}
+				r, err := explore.Run(ctx, v.cfg, explore.Random{R: rand.New(rand.NewSource(scn.Search.Seed + int64(i)))})
+				if err != nil {
+					return nil, err
+				}
 				add(fmt.Sprintf("%strial %d", v.prefix(), i), r)
-				return true
-			})
-			if err != nil {
-				return nil, err
 			}
 		case scenario.SearchReplay:
 			rec := opts.Replay
