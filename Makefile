@@ -7,7 +7,7 @@
 #   make record FINDING=id             (re)record a finding's trace
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
 #   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
-#   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n]   explore one scenario
+#   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all]   explore one scenario
 #   make findings-index                regenerate BUG-FINDINGS.md
 
 SHELL := /bin/bash
@@ -60,7 +60,7 @@ explore:
 	@test -n "$(SCENARIO)" -a -f "$(SCENARIO)" || { echo "usage: make explore SCENARIO=scenarios/<project>/<name>.json [SEED=n] [SHARD=i/n] (file '$(SCENARIO)' not found)" >&2; exit 2; }
 	@p=$$(basename $$(dirname $(SCENARIO))); \
 	test -d projects/$$p || { echo "no project $$p for $(SCENARIO): expected projects/$$p" >&2; exit 2; }; \
-	mkdir -p out; (export CTRLBUGS_SCENARIO=$(abspath $(SCENARIO)) CTRLBUGS_SEED=$(SEED) CTRLBUGS_SHARD=$(SHARD); \
+	mkdir -p out; (export CTRLBUGS_SCENARIO=$(abspath $(SCENARIO)) CTRLBUGS_SEED=$(SEED) CTRLBUGS_SHARD=$(SHARD) CTRLBUGS_TRACES=$(TRACES); \
 	  $(call testbin,$$p,-test.run 'TestScenarios$$') 2>&1) | $(QUIET)
 
 record: check-finding

@@ -50,9 +50,13 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 		}
 		pt := map[string]types.PatchType{scenario.PatchMerge: types.MergePatchType, scenario.PatchJSON: types.JSONPatchType,
 			scenario.PatchStrategic: types.StrategicMergePatchType}[a.PatchType]
-		cfg.Actions = append(cfg.Actions, explore.Action{Name: a.Name, At: *at, Op: a.Op,
+		act := explore.Action{Name: a.Name, At: *at, Op: a.Op,
 			Obj: &unstructured.Unstructured{Object: deepCopyJSON(a.Object)}, Patch: a.Patch, PatchType: pt,
-			Propagation: metav1.DeletionPropagation(a.PropagationPolicy)})
+			Propagation: metav1.DeletionPropagation(a.PropagationPolicy)}
+		if r := a.At.Steps; r != nil {
+			act.StepRange = &[2]int{r.From, r.To}
+		}
+		cfg.Actions = append(cfg.Actions, act)
 	}
 	if !opts.DropPerturbations {
 		for i := range scn.Perturbations {

@@ -23,6 +23,9 @@ const (
 	// EnvShard is "i/n": run the i-th of n deterministic shares of the
 	// search (engine.Options.Shard).
 	EnvShard = "CTRLBUGS_SHARD"
+	// EnvTraces "all" writes every run's trace, not only the first
+	// failing one's.
+	EnvTraces = "CTRLBUGS_TRACES"
 	// EnvOut is the directory failing traces are written to (default
 	// out/explore under the repository root).
 	EnvOut = "CTRLBUGS_OUT"
@@ -143,6 +146,18 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 		fmt.Printf("explore: %d runs, %d with a failing oracle\n", len(out.Runs), failing)
 		if out.Divergence != nil {
 			fmt.Printf("explore: across runs: %s\n", out.Divergence.String())
+		}
+		if os.Getenv(EnvTraces) == "all" {
+			if err := os.MkdirAll(outDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range out.Runs {
+				file := filepath.Join(outDir, scn.Name+"-"+sanitize(r.Label)+".trace.jsonl")
+				if err := os.WriteFile(file, r.Trace, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fmt.Printf("explore: %d traces written to %s\n", len(out.Runs), rel(root, outDir))
 		}
 		if r := out.FirstFailing(); r != nil {
 			if err := os.MkdirAll(outDir, 0o755); err != nil {

@@ -72,6 +72,10 @@ type Action struct {
 	PatchType types.PatchType
 	// Propagation for op delete ("" = the server's default).
 	Propagation metav1.DeletionPropagation
+	// StepRange, when set, makes the action's moment a choice the search
+	// explores: [Variants] yields one configuration per step in the
+	// inclusive range, with At set to that step.
+	StepRange *[2]int
 }
 
 // Config is everything one exploration needs.

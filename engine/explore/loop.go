@@ -56,6 +56,8 @@ func (w *world) applyActions() {
 		if after := w.srv.Store().Rev(); after > before {
 			rec.RV = strconv.FormatInt(after, 10)
 			rec.Changed = w.changeAt(rec.RV)
+			w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, Controller: UserWriter, Kind: a.Obj.GroupVersionKind().GroupKind(), Verb: a.Op})
+			w.openWindows()
 		}
 		_ = w.tw.Write(rec)
 		w.checkInvariants()

@@ -107,11 +107,15 @@ type Placement struct {
 	P     Perturbation
 }
 
-// WriteEvent is one accepted write of a controller, as placements and
-// write triggers count them.
+// WriteEvent is one accepted write of a controller or of a user action,
+// as placements and write triggers count them.
 type WriteEvent struct {
 	Step       int
-	Controller string
+	Controller string // UserWriter for a user action
 	Kind       schema.GroupKind
 	Verb, Sub  string
 }
+
+// UserWriter is the writer of user actions in WriteEvents. Write triggers
+// count controllers' writes only; placements follow user actions too.
+const UserWriter = "user"

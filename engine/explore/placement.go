@@ -30,6 +30,18 @@ func Variants(ctx context.Context, cfg *Config, bound int) ([]Variant, error) {
 			idx = i
 		}
 	}
+	act := -1
+	for i, a := range cfg.Actions {
+		if a.StepRange != nil {
+			if act >= 0 || idx >= 0 {
+				return nil, fmt.Errorf("a search explores one thing at a time: action %d's moment and %s", i, other(act, idx))
+			}
+			act = i
+		}
+	}
+	if act >= 0 {
+		return actionVariants(cfg, act), nil
+	}
 	if idx < 0 {
 		return []Variant{{Label: ReferenceVariant, Cfg: cfg}}, nil
 	}
@@ -53,4 +65,31 @@ func Variants(ctx context.Context, cfg *Config, bound int) ([]Variant, error) {
 		out = append(out, Variant{Label: pl.Label, Cfg: &v})
 	}
 	return out, nil
+}
+
+func other(act, idx int) string {
+	if act >= 0 {
+		return fmt.Sprintf("action %d's moment", act)
+	}
+	return fmt.Sprintf("perturbation %d's placement", idx)
+}
+
+// actionVariants places action i at each step of its range.
+func actionVariants(cfg *Config, i int) []Variant {
+	a := cfg.Actions[i]
+	name := a.Name
+	if name == "" {
+		name = fmt.Sprintf("%d", i)
+	}
+	var out []Variant
+	for k := a.StepRange[0]; k <= a.StepRange[1]; k++ {
+		v := *cfg
+		v.Actions = append([]Action{}, cfg.Actions...)
+		step := k
+		v.Actions[i].StepRange = nil
+		v.Actions[i].At = Trigger{Step: &step}
+		v.Variant = fmt.Sprintf("action %s at step %d", name, k)
+		out = append(out, Variant{Label: v.Variant, Cfg: &v})
+	}
+	return out
 }

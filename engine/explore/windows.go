@@ -48,6 +48,9 @@ func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
 func (w *world) countWrites(ref *WriteRef) int {
 	n := 0
 	for _, wr := range w.res.WriteLog {
+		if wr.Controller == UserWriter && ref.Controller != UserWriter {
+			continue
+		}
 		if ref.Controller != "" && wr.Controller != ref.Controller {
 			continue
 		}

@@ -155,7 +155,7 @@ func (s Staleness) NextVisible(t time.Time) (time.Time, bool) {
 
 // StalenessSearch is a staleness whose window's start is searched: one
 // placement after each write of the run without perturbations, by any
-// controller.
+// controller or user action.
 type StalenessSearch struct{ Staleness }
 
 var _ explore.Placer = StalenessSearch{}
@@ -173,7 +173,27 @@ func (s StalenessSearch) Placements(base *explore.Result, bound int) []explore.P
 			break
 		}
 		p := s.Staleness
-		p.Win.From = &explore.Trigger{AfterWrite: &explore.WriteRef{N: k + 1},
+		var ref *explore.WriteRef
+		if w.Controller == explore.UserWriter {
+			// Write triggers count controllers' writes: follow the user's
+			// k-th write of the run instead.
+			n := 0
+			for _, e := range base.WriteLog[:k+1] {
+				if e.Controller == explore.UserWriter {
+					n++
+				}
+			}
+			ref = &explore.WriteRef{Controller: explore.UserWriter, N: n}
+		} else {
+			n := 0
+			for _, e := range base.WriteLog[:k+1] {
+				if e.Controller != explore.UserWriter {
+					n++
+				}
+			}
+			ref = &explore.WriteRef{N: n}
+		}
+		p.Win.From = &explore.Trigger{AfterWrite: ref,
 			Desc: fmt.Sprintf("after write %d (%s %s of %s)", k+1, w.Controller, verbOf(w), kindName(w.Kind))}
 		out = append(out, explore.Placement{Label: fmt.Sprintf("staleness after write %d", k+1), P: p})
 	}

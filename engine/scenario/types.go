@@ -79,6 +79,17 @@ type Trigger struct {
 	When string `json:"when,omitempty"`
 	// AfterWrite fires right after a given write of a controller.
 	AfterWrite *WriteRef `json:"afterWrite,omitempty"`
+	// Steps makes the moment a choice the search explores: one variant
+	// per step From..To (inclusive), each firing at the start of that step.
+	// Actions only; at most one action per scenario, and not with an
+	// explored perturbation.
+	Steps *StepRange `json:"steps,omitempty"`
+}
+
+// StepRange is an inclusive range of steps.
+type StepRange struct {
+	From int `json:"from"`
+	To   int `json:"to"`
 }
 
 // WriteRef picks the Nth write of a controller, optionally only writes of

@@ -65,10 +65,22 @@ func (s *Scenario) Validate(known Known) error {
 		v.action(field, a)
 	}
 	explored := -1
+	ranged := -1
+	for i := range s.Actions {
+		if s.Actions[i].At.Steps != nil {
+			if ranged >= 0 {
+				v.add(fmt.Sprintf("actions[%d].at.steps", i), fmt.Sprintf("actions[%d] already explores its moment; only one action may", ranged))
+			}
+			ranged = i
+		}
+	}
 	for i := range s.Perturbations {
 		field := fmt.Sprintf("perturbations[%d]", i)
 		v.perturbation(field, &s.Perturbations[i])
 		if s.Perturbations[i].Explore {
+			if ranged >= 0 {
+				v.add(join(field, "explore"), fmt.Sprintf("actions[%d] explores its moment; a search explores one thing at a time", ranged))
+			}
 			if explored >= 0 {
 				v.add(join(field, "explore"), fmt.Sprintf("perturbations[%d] already explores its placement; only one perturbation may (the search would be their product)", explored))
 			}
@@ -282,12 +294,25 @@ func (v *validator) trigger(field string, t *Trigger) {
 			v.add(join(f, "n"), fmt.Sprintf("%d: must be at least 1 (the first write is 1)", w.N))
 		}
 	}
+	if r := t.Steps; r != nil {
+		set = append(set, "steps")
+		switch {
+		case !strings.HasSuffix(field, ".at"):
+			v.add(join(field, "steps"), "only an action's moment can be explored")
+		case r.From < 0:
+			v.add(join(field, "steps.from"), fmt.Sprintf("%d: must not be negative", r.From))
+		case r.To < r.From:
+			v.add(join(field, "steps.to"), fmt.Sprintf("%d: must not be before from (%d)", r.To, r.From))
+		case r.To-r.From >= 1000:
+			v.add(join(field, "steps.to"), fmt.Sprintf("%d steps: at most 1000 variants", r.To-r.From+1))
+		}
+	}
 	switch len(set) {
 	case 0:
-		v.add(field, "needs exactly one of step, time, when, afterWrite; none is set")
+		v.add(field, "needs exactly one of step, time, when, afterWrite, steps; none is set")
 	case 1:
 	default:
-		v.add(field, fmt.Sprintf("needs exactly one of step, time, when, afterWrite; %s are set", strings.Join(set, " and ")))
+		v.add(field, fmt.Sprintf("needs exactly one of step, time, when, afterWrite, steps; %s are set", strings.Join(set, " and ")))
 	}
 }
 

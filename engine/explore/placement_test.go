@@ -1,0 +1,71 @@
+package explore_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/enginetest"
+	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/internal/sample"
+	"github.com/ctrlbugs/corpus/engine/perturb"
+	"github.com/ctrlbugs/corpus/engine/trace"
+)
+
+// TestActionMomentSearched: an action whose moment is a step range becomes
+// one variant per step, each applying the action at that step.
+func TestActionMomentSearched(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		s := enginetest.Scheme(t)
+		reset := configMap("tick", map[string]any{"count": "0"})
+		cfg := &explore.Config{
+			Scenario: "action-moment",
+			Cluster:  explore.Cluster{Scheme: s},
+			Controllers: []explore.Controller{{Name: "ticker", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+				return (&sample.Ticker{Client: mgr.GetClient(), Limit: 5}).SetupWithManager(mgr)
+			}}},
+			Objects: []*unstructured.Unstructured{reset.DeepCopy()},
+			Actions: []explore.Action{{Name: "reset", Op: "patch", Obj: reset, Patch: []byte(`{"data":{"count":"0"}}`),
+				PatchType: "application/merge-patch+json", StepRange: &[2]int{1, 3}}},
+			Horizon: time.Minute,
+		}
+		vs, err := explore.Variants(t.Context(), cfg, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs) != 3 {
+			t.Fatalf("%d variants, want 3 (steps 1..3)", len(vs))
+		}
+		for i, v := range vs {
+			want := fmt.Sprintf("action reset at step %d", i+1)
+			if v.Label != want {
+				t.Fatalf("variant %d: %q, want %q", i, v.Label, want)
+			}
+			r, err := explore.Run(t.Context(), v.Cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := trace.Read(bytes.NewReader(r.Finish(nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Actions) != 1 || tr.Actions[0].Step != i+1 {
+				t.Fatalf("variant %s: actions %+v", v.Label, tr.Actions)
+			}
+			// The reset costs the ticker a second pass: 5 writes plus
+			// those the reset undid.
+			if got := r.Writes["ticker"]; got != 5+(i+1) {
+				t.Errorf("variant %s: %d writes, want %d", v.Label, got, 5+i+1)
+			}
+		}
+		cfg.Perturbations = []explore.Perturbation{perturb.CrashSearch{Crash: perturb.Crash{Controller: "ticker"}}}
+		if _, err := explore.Variants(t.Context(), cfg, 0); err == nil {
+			t.Fatalf("an explored action moment and an explored perturbation were both accepted")
+		}
+	})
+}
