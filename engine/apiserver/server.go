@@ -32,41 +32,6 @@ type Ablations struct {
 	StatusSubresource bool
 }
 
-// Names lists the ablations that are on, by their scenario names.
-func (a Ablations) Names() []string {
-	var out []string
-	if a.Generation {
-		out = append(out, "generation")
-	}
-	if a.Conflicts {
-		out = append(out, "resourceVersionConflicts")
-	}
-	if a.NoopWrites {
-		out = append(out, "noopWrites")
-	}
-	if a.StatusSubresource {
-		out = append(out, "statusSubresource")
-	}
-	return out
-}
-
-// ParseAblation turns a scenario name into the flag it sets.
-func (a *Ablations) Set(name string) error {
-	switch name {
-	case "generation":
-		a.Generation = true
-	case "resourceVersionConflicts":
-		a.Conflicts = true
-	case "noopWrites":
-		a.NoopWrites = true
-	case "statusSubresource":
-		a.StatusSubresource = true
-	default:
-		return fmt.Errorf("unknown ablation %q", name)
-	}
-	return nil
-}
-
 // Options configure a Server.
 type Options struct {
 	// Scheme knows the Go types of built-in kinds (and of any typed custom

@@ -14,6 +14,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/perturb"
 )
 
@@ -282,4 +283,22 @@ func baseScenarioWith(t *testing.T, pert map[string]any) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// TestSchemaFollowsAblationTable: the schema's ablations are apiserver's
+// table.
+func TestSchemaFollowsAblationTable(t *testing.T) {
+	var doc struct {
+		Properties map[string]struct {
+			Items struct {
+				Enum []string `json:"enum"`
+			} `json:"items"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(Schema(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := doc.Properties["ablations"].Items.Enum, apiserver.AblationNames(); !slices.Equal(got, want) {
+		t.Fatalf("schema ablations %v, table %v", got, want)
+	}
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/perturb"
 	"path/filepath"
 	"time"
@@ -339,5 +340,5 @@ var (
 	verbs       = []string{VerbCreate, VerbUpdate, VerbPatch, VerbApply, VerbDelete, VerbStatus}
 	searchModes = []string{SearchReference, SearchDFS, SearchRandom, SearchReplay}
 	scopes      = []string{ScopeFinal, ScopeAlways}
-	ablations   = []string{AblationGeneration, AblationResourceVersionConflicts, AblationNoopWrites, AblationStatusSubresource}
+	ablations   = apiserver.AblationNames()
 )
