@@ -99,29 +99,6 @@ func (p *Predicate) Eval(s State) (bool, error) {
 	return bool(b), nil
 }
 
-// CheckAlways checks an invariant over every state of a run, in order. It
-// fails at the first state where p is false, and reports an error at the
-// first state where p cannot be evaluated; either way Evidence names the
-// step and time. No states at all holds trivially.
-func CheckAlways(p *Predicate, states []State) Verdict {
-	v := Verdict{Type: TypeCEL}
-	for _, s := range states {
-		ok, err := p.Eval(s)
-		if err != nil {
-			v.Err = fmt.Sprintf("step %d (t=%s): %v", s.Step, s.Time, err)
-			v.Evidence = fmt.Sprintf("evaluating %s", p.expr)
-			return v
-		}
-		if !ok {
-			v.Evidence = fmt.Sprintf("first false at step %d (t=%s): %s", s.Step, s.Time, p.expr)
-			return v
-		}
-	}
-	v.Holds = true
-	v.Evidence = fmt.Sprintf("held in all %d states", len(states))
-	return v
-}
-
 // CheckFinal checks p on one state, normally the last of a run.
 func CheckFinal(p *Predicate, s State) Verdict {
 	v := Verdict{Type: TypeCEL}

@@ -157,57 +157,6 @@ func TestPredicateConcurrentEval(t *testing.T) {
 	wg.Wait()
 }
 
-func TestCheckAlways(t *testing.T) {
-	p, err := CompileCEL(bucketObserved)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := func(step int, b *unstructured.Unstructured) State {
-		var objs []*unstructured.Unstructured
-		if b != nil {
-			objs = append(objs, b)
-		}
-		return State{Step: step, Time: time.Duration(step) * time.Second, Objects: objs}
-	}
-	tests := []struct {
-		name      string
-		states    []State
-		holds     bool
-		err       string
-		evidences string
-	}{
-		{name: "no states", holds: true, evidences: "all 0 states"},
-		{name: "always", states: []State{st(0, bucket(1, 1)), st(1, bucket(2, 2))}, holds: true, evidences: "all 2 states"},
-		{name: "fails at step 2", states: []State{st(0, bucket(1, 1)), st(1, bucket(1, 1)), st(2, bucket(2, 1)), st(3, bucket(2, 1))}, evidences: "first false at step 2 (t=2s)"},
-		{name: "error at step 1", states: []State{st(0, bucket(1, 1)), st(1, nil), st(2, bucket(2, 1))}, err: "step 1 (t=1s)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			v := CheckAlways(p, tt.states)
-			if v.Type != TypeCEL || v.Holds != tt.holds {
-				t.Fatalf("verdict = %+v, want Holds=%v", v, tt.holds)
-			}
-			if tt.err != "" {
-				if !strings.Contains(v.Err, tt.err) {
-					t.Fatalf("Err = %q, want containing %q", v.Err, tt.err)
-				}
-				if v.Failed() {
-					t.Errorf("Failed() = true for an evaluation error")
-				}
-				return
-			}
-			if v.Err != "" {
-				t.Fatalf("unexpected Err %q", v.Err)
-			}
-			if !strings.Contains(v.Evidence, tt.evidences) {
-				t.Errorf("Evidence = %q, want containing %q", v.Evidence, tt.evidences)
-			}
-			if v.Failed() == tt.holds {
-				t.Errorf("Failed() = %v with Holds=%v", v.Failed(), tt.holds)
-			}
-		})
-	}
-}
 
 func TestCheckFinal(t *testing.T) {
 	p, err := CompileCEL(bucketObserved)

@@ -11,8 +11,10 @@
 //
 // The oracles are:
 //
-//   - [CompileCEL], [CheckAlways] and [CheckFinal]: CEL predicates over the
-//     cluster state ([State]) with the helpers object, exists and objectsOf.
+//   - [CompileCEL] and [CheckFinal]: CEL predicates over the cluster state
+//     ([State]) with the helpers object, exists and objectsOf. "Always"
+//     predicates are evaluated by the explorer after every state change,
+//     as the run goes (it keeps no list of states).
 //   - [NonConvergence]: the controllers kept rewriting the cluster.
 //   - [Divergence]: runs of one scenario ended in different final states.
 //   - [LostUpdate]: an unconditional write overwrote fields another

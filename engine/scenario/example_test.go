@@ -1,0 +1,31 @@
+package scenario_test
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/scenario"
+)
+
+// A scenario is decoded strictly, then validated against what the project
+// knows: its name, controllers and served kinds. Errors name file and field.
+func ExampleScenario_Validate() {
+	data := []byte(`{
+  "name": "lagging-cache",
+  "project": "sample",
+  "controllers": ["counter-a"],
+  "perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/Widget", "mode": "frozen"}],
+  "oracles": [{"name": "no-panic", "type": "panic"}]
+}`)
+	scn, err := scenario.Decode("lagging.json", data, ".")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	known := scenario.Known{Project: "sample", Controllers: []string{"counter-a"},
+		Kinds: []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "probe.example", Version: "v1", Kind: "Widget"}}}
+	fmt.Println(scn.Validate(known))
+	// Output:
+	// lagging.json: perturbations[0].kind: unknown kind v1/Widget
+}
