@@ -3,12 +3,9 @@ package ctrlsim
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"reflect"
 	"strconv"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -106,86 +103,6 @@ func (c *Client) currentRV(gvk schema.GroupVersionKind, ns, name string) string 
 }
 
 // toUnstructured encodes obj as the server would receive it (its JSON).
-func (c *Client) toUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	// apimachinery's decoding, as the server's: whole numbers become int64.
-	if err := utiljson.Unmarshal(data, &u.Object); err != nil {
-		return nil, err
-	}
-	if u.Object == nil {
-		u.Object = map[string]any{}
-	}
-	u.SetGroupVersionKind(gvk)
-	return u, nil
-}
-
-// decodeInto writes a server response into obj. The fidelity suite shows
-// that controller-runtime's typed client leaves exactly the response in the
-// caller's object (no stale fields or map entries survive), so typed objects
-// are replaced, not merged into.
-func decodeInto(u *unstructured.Unstructured, obj runtime.Object) error {
-	switch obj.(type) {
-	case *unstructured.Unstructured, *metav1.PartialObjectMetadata:
-		return decodeIntoJSON(u, obj)
-	}
-	if u.GetKind() == "Scale" { // a scale subresource body: plain JSON decoding
-		return decodeIntoJSON(u, obj)
-	}
-	return replaceWith(u, obj, u.GroupVersionKind())
-}
-
-func decodeIntoJSON(u *unstructured.Unstructured, obj runtime.Object) error {
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
-		o.Object = u.DeepCopy().Object
-		return nil
-	case *metav1.PartialObjectMetadata:
-		gvk := o.GroupVersionKind()
-		data, err := json.Marshal(map[string]any{"metadata": u.Object["metadata"]})
-		if err != nil {
-			return err
-		}
-		if err := json.Unmarshal(data, o); err != nil {
-			return err
-		}
-		o.SetGroupVersionKind(gvk)
-		return nil
-	}
-	data, err := json.Marshal(u.Object)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, obj)
-}
-
-// replaceWith sets obj to exactly u, as the cache reader does (it assigns a
-// deep copy of the cached object to the caller's value).
-func replaceWith(u *unstructured.Unstructured, obj runtime.Object, gvk schema.GroupVersionKind) error {
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
-		o.Object = u.DeepCopy().Object
-		return nil
-	case *metav1.PartialObjectMetadata:
-		*o = metav1.PartialObjectMetadata{}
-		o.SetGroupVersionKind(gvk)
-		return decodeInto(u, o)
-	}
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() {
-		return fmt.Errorf("ctrlsim: object must be a non-nil pointer, got %T", obj)
-	}
-	v.Elem().Set(reflect.Zero(v.Elem().Type()))
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), obj); err != nil {
-		return err
-	}
-	obj.GetObjectKind().SetGroupVersionKind(gvk)
-	return nil
-}
-
 // Get implements client.Reader.
 func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	gvk, err := c.gvk(obj)
@@ -274,47 +191,6 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		}
 		return nil
 	})
-}
-
-func fillList(scheme *runtime.Scheme, list client.ObjectList, gvk schema.GroupVersionKind, items []*unstructured.Unstructured, rv string) error {
-	switch l := list.(type) {
-	case *unstructured.UnstructuredList:
-		l.Items = nil
-		for _, it := range items {
-			l.Items = append(l.Items, *it)
-		}
-		l.SetResourceVersion(rv)
-		return nil
-	case *metav1.PartialObjectMetadataList:
-		l.Items = nil
-		for _, it := range items {
-			p := metav1.PartialObjectMetadata{}
-			if err := replaceWith(it, &p, gvk); err != nil {
-				return err
-			}
-			l.Items = append(l.Items, p)
-		}
-		l.ResourceVersion = rv
-		return nil
-	}
-	var objs []runtime.Object
-	for _, it := range items {
-		obj, err := scheme.New(gvk)
-		if err != nil {
-			return err
-		}
-		if err := replaceWith(it, obj, gvk); err != nil {
-			return err
-		}
-		objs = append(objs, obj)
-	}
-	if err := meta.SetList(list, objs); err != nil {
-		return err
-	}
-	if lm, err := meta.ListAccessor(list); err == nil {
-		lm.SetResourceVersion(rv)
-	}
-	return nil
 }
 
 // Create implements client.Writer.
@@ -509,93 +385,6 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 	})
 }
 
-// Status implements client.StatusClient.
-func (c *Client) Status() client.SubResourceWriter { return &subResourceClient{c: c, sub: "status"} }
-
-// SubResource implements client.SubResourceClientConstructor.
-func (c *Client) SubResource(sub string) client.SubResourceClient {
-	return &subResourceClient{c: c, sub: sub}
-}
-
-type subResourceClient struct {
-	c   *Client
-	sub string
-}
-
-var _ client.SubResourceClient = (*subResourceClient)(nil)
-
-func (s *subResourceClient) Get(ctx context.Context, obj client.Object, subResource client.Object, opts ...client.SubResourceGetOption) error {
-	if s.sub != "scale" {
-		return apierrors.NewBadRequest("ctrlsim: only the scale subresource can be read")
-	}
-	gvk, err := s.c.gvk(obj)
-	if err != nil {
-		return err
-	}
-	op := &Op{Verb: "get", Subresource: s.sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	return s.c.call(op, func() error {
-		scale, err := s.c.env.Server.GetScale(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()})
-		if err != nil {
-			return err
-		}
-		return decodeInto(scale, subResource)
-	})
-}
-
-func (s *subResourceClient) Create(ctx context.Context, obj client.Object, subResource client.Object, opts ...client.SubResourceCreateOption) error {
-	return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: s.sub}, "create")
-}
-
-func (s *subResourceClient) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	uo := (&client.SubResourceUpdateOptions{}).ApplyOptions(opts)
-	if s.sub == "scale" {
-		return s.updateScale(obj, uo)
-	}
-	return s.c.update(obj, s.sub, uo.FieldManager, len(uo.DryRun) > 0)
-}
-
-func (s *subResourceClient) updateScale(obj client.Object, uo *client.SubResourceUpdateOptions) error {
-	gvk, err := s.c.gvk(obj)
-	if err != nil {
-		return err
-	}
-	body := uo.SubResourceBody
-	if body == nil {
-		return apierrors.NewBadRequest("ctrlsim: scale update needs a SubResourceBody (an autoscaling/v1 Scale)")
-	}
-	op := &Op{Verb: "update", Subresource: "scale", GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Precondition: body.GetResourceVersion()}
-	return s.c.call(op, func() error {
-		u, err := s.c.toUnstructured(body, body.GetObjectKind().GroupVersionKind())
-		if err != nil {
-			return err
-		}
-		out, err := s.c.env.Server.UpdateScale(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
-			FieldManager: s.c.manager(uo.FieldManager)}, u)
-		if err != nil {
-			return err
-		}
-		return decodeInto(out, body)
-	})
-}
-
-func (s *subResourceClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	po := (&client.SubResourcePatchOptions{}).ApplyOptions(opts)
-	body := obj
-	if po.SubResourceBody != nil {
-		body = po.SubResourceBody
-	}
-	return s.c.patch(obj, body, s.sub, patch, &po.PatchOptions)
-}
-
-func (s *subResourceClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	ao := (&client.SubResourceApplyOptions{}).ApplyOpts(opts)
-	if ao.SubResourceBody != nil {
-		obj = ao.SubResourceBody
-	}
-	return s.c.applyConfig(obj, s.sub, &ao.ApplyOptions)
-}
-
-// rvInt parses a resourceVersion ("" = 0).
 func rvInt(rv string) int64 {
 	n, _ := strconv.ParseInt(rv, 10, 64)
 	return n
