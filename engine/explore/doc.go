@@ -27,18 +27,33 @@
 //   - Replay: follow the choices recorded in a trace and report the first
 //     step where the controllers now behave differently.
 //
-// # Fidelity
+// # Perturbations
 //
-// Perturbations: staleness (a controller's cache of a kind lags by a
-// duration, or is frozen, for a window; the scenario's "writes" mode — frozen
-// between positions of the kind's write sequence — counts controller writes,
-// not user actions), crash at the Nth write of a reconcile (the controller is
-// restarted by running its Setup again on a fresh manager: a new reconciler,
-// an empty queue, informers re-listed at the current view, pending timers
-// lost), dropped events (the cache moves, handlers are not told), and
-// ordering (the order of the named controllers' steps is a choice point).
-// User actions apply at a step, a virtual time, after a controller's Nth
-// write, or when a predicate first holds (evaluated between steps).
+// The explorer knows no particular perturbation: a [Perturbation] is a value
+// (package perturb holds them) with a window, and at each choice point the
+// explorer asks the perturbations in force that implement the matching
+// capability: [ViewBound] (how far a controller's informer of a kind may
+// move), [EventFilter] (whether its handlers hear an event), [WriteFault]
+// (whether its process crashes at a write), [Scheduler] (which controllers'
+// order is a choice), [Placer] (where the search places it, see
+// [Variants]). It counts how often each applied; the trace's final record
+// carries the counts. A crash restarts the controller by running its Setup
+// again on a fresh manager: a new reconciler, an empty queue, informers
+// re-listed at the current view, pending timers lost. User actions apply at
+// a step, a virtual time, after a controller's Nth write, when a predicate
+// first holds (evaluated between steps), or at each step of a range the
+// search explores.
+//
+// # State
+//
+// The state's hash is kept incrementally: each object is hashed once per
+// revision it is written at, objects combine order-independently, and each
+// queue keeps an order-dependent digest updated on push and pop; a step's
+// bookkeeping costs what it wrote, not what is stored. "Always" invariants
+// are evaluated after every state change (steps, user actions, initial
+// objects). Each run has its own context, cancelled when it returns.
+//
+// # Fidelity
 //
 // Every accepted write is recorded with what its writer last read of the
 // object in the same reconcile and which writer it replaced, for the
