@@ -88,7 +88,11 @@ func (c *Client) call(op *Op, fn func() error) error {
 		op.Err = err
 		return err
 	}
+	c.env.last = nil
 	op.Err = fn()
+	if w := c.env.last; w != nil && op.IsWrite() && op.RVBefore == "" {
+		op.RVBefore = w.RVBefore
+	}
 	c.hooks.AfterCall(op)
 	return op.Err
 }
@@ -241,7 +245,6 @@ func (c *Client) update(obj client.Object, sub, fieldManager string, dryRun bool
 		if err != nil {
 			return err
 		}
-		op.RVBefore = c.currentRV(gvk, obj.GetNamespace(), obj.GetName())
 		out, err := c.env.Server.Update(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
 			Subresource: sub, FieldManager: c.manager(fieldManager), DryRun: dryRun}, u)
 		if err != nil {
@@ -276,7 +279,6 @@ func (c *Client) patch(obj, body client.Object, sub string, patch client.Patch, 
 	}
 	op.Precondition = preconditionOf(data, patch.Type())
 	return c.call(op, func() error {
-		op.RVBefore = c.currentRV(gvk, obj.GetNamespace(), obj.GetName())
 		force := po.Force != nil && *po.Force
 		manager := c.manager(po.FieldManager)
 		if op.Verb == "apply" {
@@ -330,7 +332,6 @@ func (c *Client) applyConfig(obj runtime.ApplyConfiguration, sub string, ao *cli
 	op := &Op{Verb: "apply", Subresource: sub, PatchType: string(types.ApplyPatchType), GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName(),
 		Precondition: u.GetResourceVersion()}
 	return c.call(op, func() error {
-		op.RVBefore = c.currentRV(gvk, u.GetNamespace(), u.GetName())
 		force := ao.Force != nil && *ao.Force
 		out, err := c.env.Server.Patch(apiserver.Request{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName(), Subresource: sub,
 			FieldManager: ao.FieldManager, DryRun: len(ao.DryRun) > 0, Force: force}, types.ApplyPatchType, data)
@@ -358,7 +359,6 @@ func (c *Client) Delete(ctx context.Context, obj client.Object, opts ...client.D
 		op.Precondition = *do.Preconditions.ResourceVersion
 	}
 	return c.call(op, func() error {
-		op.RVBefore = c.currentRV(gvk, obj.GetNamespace(), obj.GetName())
 		out, err := c.env.Server.Delete(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
 			FieldManager: c.name, DryRun: len(do.DryRun) > 0}, *do.AsDeleteOptions())
 		if out != nil {

@@ -16,11 +16,16 @@ type Env struct {
 	Server *apiserver.Server
 	Scheme *runtime.Scheme
 	mu     sync.Mutex
+	// last is the server's account of the latest write (pushed through
+	// Server.Observe): what a write replaced, computed once, by the server.
+	last *apiserver.Write
 }
 
 // NewEnv wraps a server.
 func NewEnv(srv *apiserver.Server) *Env {
-	return &Env{Server: srv, Scheme: srv.Scheme()}
+	e := &Env{Server: srv, Scheme: srv.Scheme()}
+	srv.Observe(func(w apiserver.Write) { e.last = &w })
+	return e
 }
 
 // Op is one API call at the boundary, as recorded for traces.
