@@ -109,4 +109,3 @@ func evaluate(oracles []compiledOracle, r *explore.Result, maxSteps int) []oracl
 	}
 	return out
 }
-

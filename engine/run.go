@@ -217,7 +217,6 @@ func hasOracle(scn *scenario.Scenario, typ string) bool {
 	return false
 }
 
-
 type variant struct {
 	label string
 	cfg   *explore.Config

@@ -86,6 +86,21 @@ func leafDiff(path string, a, b any, out *[]string) {
 	if b == nil && a == nil {
 		return
 	}
+	if ak, bk, key, ok := keyedLists(a, b); ok {
+		// Lists of objects with a merge key (conditions by type,
+		// containers by name): compare item by item, as a reader would.
+		keys := map[string]bool{}
+		for k := range ak {
+			keys[k] = true
+		}
+		for k := range bk {
+			keys[k] = true
+		}
+		for k := range keys {
+			leafDiff(fmt.Sprintf("%s[%s=%s]", path, key, k), ak[k], bk[k], out)
+		}
+		return
+	}
 	if b == nil {
 		*out = append(*out, "-"+path)
 		return
@@ -113,4 +128,38 @@ func join(path, k string) string {
 		return k
 	}
 	return path + "." + k
+}
+
+// keyedLists indexes two lists of objects by a merge key ("type", then
+// "name") when every item of both has a distinct string value for it.
+func keyedLists(a, b any) (ai, bi map[string]any, key string, ok bool) {
+	al, aok := a.([]any)
+	bl, bok := b.([]any)
+	if (!aok && a != nil) || (!bok && b != nil) || (a == nil && b == nil) {
+		return nil, nil, "", false
+	}
+	for _, key := range []string{"type", "name"} {
+		ai, aok := index(al, key)
+		bi, bok := index(bl, key)
+		if aok && bok {
+			return ai, bi, key, true
+		}
+	}
+	return nil, nil, "", false
+}
+
+func index(l []any, key string) (map[string]any, bool) {
+	out := map[string]any{}
+	for _, it := range l {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		k, ok := m[key].(string)
+		if !ok || out[k] != nil {
+			return nil, false
+		}
+		out[k] = m
+	}
+	return out, true
 }

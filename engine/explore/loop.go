@@ -1,11 +1,11 @@
 package explore
 
 import (
-	"fmt"
-	"strconv"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -276,4 +276,3 @@ func (w *world) nextWake() (time.Time, bool) {
 	}
 	return best, found
 }
-

@@ -88,4 +88,3 @@ func (w *world) dueIn(c *ctrl, req reconcile.Request) string {
 	}
 	return "+0s"
 }
-

@@ -82,7 +82,7 @@ func (w *world) updateWindows(state func() State) {
 				if at.Equal(time.Now()) || a.w.From == nil || a.w.From.Time == nil {
 					a.state.OpenRev = w.srv.Store().Rev()
 				}
-				w.note(fmt.Sprintf("window opened: %s (%s)", a.p.Describe(), descWindow(a.w)))
+				w.note("window opened: " + a.p.Describe())
 			}
 		}
 		if a.open && !a.closed {
@@ -97,7 +97,7 @@ func (w *world) updateWindows(state func() State) {
 			}
 			if closed {
 				a.closed = true
-				w.note(fmt.Sprintf("window closed: %s (open %s)", a.p.Describe(), time.Since(a.state.OpenAt)))
+				w.note(fmt.Sprintf("window closed after %s: %s", time.Since(a.state.OpenAt), a.p.Describe()))
 			}
 		}
 	}

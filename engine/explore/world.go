@@ -53,11 +53,11 @@ type world struct {
 	// the last store hash and the revision it was taken at
 	hash       stateHash
 	invRev     int64 // store revision the invariants were last checked at
-	snapWrites int // len(WriteLog) at the last snapshot
+	snapWrites int   // len(WriteLog) at the last snapshot
 	tw         *trace.Writer
-	cur           *trace.Step
-	curCtrl       *ctrl
-	res           *Result
+	cur        *trace.Step
+	curCtrl    *ctrl
+	res        *Result
 }
 
 type runDirKey struct{}

@@ -157,7 +157,6 @@ func TestPredicateConcurrentEval(t *testing.T) {
 	wg.Wait()
 }
 
-
 func TestCheckFinal(t *testing.T) {
 	p, err := CompileCEL(bucketObserved)
 	if err != nil {

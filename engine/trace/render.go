@@ -82,12 +82,24 @@ func Timeline(t *Trace, maxSteps int) string {
 	for _, line := range t.Lines {
 		switch r := line.(type) {
 		case Action:
-			fmt.Fprintf(&b, "%9s  user action %s: %s %s -> %s\n", r.T, r.Name, r.Op, r.Key, r.Outcome)
+			fmt.Fprintf(&b, "%9s  user action %s: %s %s -> %s", r.T, r.Name, r.Op, r.Key, r.Outcome)
+			if r.RV != "" {
+				fmt.Fprintf(&b, " rv %s", r.RV)
+			}
+			b.WriteString("\n")
+			for _, c := range r.Changed {
+				fmt.Fprintf(&b, "%9s       %s\n", "", c)
+			}
+		case Note:
+			fmt.Fprintf(&b, "%9s  * %s\n", r.T, r.Text)
 		case Step:
 			shown++
 			if maxSteps > 0 && shown > maxSteps {
 				fmt.Fprintf(&b, "  ... %d more steps\n", len(t.Steps)-maxSteps)
 				goto final
+			}
+			if r.Choice != nil {
+				fmt.Fprintf(&b, "%9s  choice: %s (of %s)\n", r.T, r.Choice.Options[r.Choice.Chosen], strings.Join(r.Choice.Options, ", "))
 			}
 			res := r.Result
 			if r.Requeue != "" {
@@ -103,6 +115,9 @@ func Timeline(t *Trace, maxSteps int) string {
 			}
 			for _, o := range r.Ops {
 				fmt.Fprintf(&b, "%9s     %s\n", o.T, opLine(o))
+				for _, c := range o.Changed {
+					fmt.Fprintf(&b, "%9s         %s\n", "", c)
+				}
 			}
 			for _, e := range r.Events {
 				fmt.Fprintf(&b, "%9s     event %s %s: %s\n", e.T, e.Type, e.Reason, clip(e.Message, 140))
@@ -112,6 +127,9 @@ func Timeline(t *Trace, maxSteps int) string {
 final:
 	if f := t.Final; f != nil {
 		fmt.Fprintf(&b, "%9s  end: %s after %d steps, %d requests pending, state %s\n", f.T, f.Stop, f.Steps, f.Pending, f.StateHash)
+		for _, a := range f.Applied {
+			fmt.Fprintf(&b, "           perturbation applied %d times: %s\n", a.Times, a.Perturbation)
+		}
 		for _, v := range f.Verdicts {
 			verdict := "HOLDS"
 			if v.Err != "" {
@@ -132,22 +150,41 @@ func Mermaid(t *Trace, maxSteps int) string {
 	b.WriteString("sequenceDiagram\n")
 	b.WriteString("    participant user\n")
 	for _, c := range t.Header.Controllers {
-		fmt.Fprintf(&b, "    participant %s\n", mid(c))
+		fmt.Fprintf(&b, "    participant %s as %s\n", mid(c), esc(c))
 	}
 	b.WriteString("    participant api as API server\n")
+	if len(t.Header.Perturbations) > 0 {
+		fmt.Fprintf(&b, "    Note over user,api: perturbations: %s\n", esc(strings.Join(t.Header.Perturbations, "; ")))
+	}
 	shown := 0
 	for _, line := range t.Lines {
 		switch r := line.(type) {
 		case Action:
-			fmt.Fprintf(&b, "    user->>api: %s %s (t=%s)\n", r.Op, esc(r.Key), r.T)
+			fmt.Fprintf(&b, "    user->>api: t=%s %s %s\n", r.T, esc(r.Op), esc(r.Key))
+			switch {
+			case r.Outcome != "ok":
+				fmt.Fprintf(&b, "    api--xuser: %s\n", esc(r.Outcome))
+			case r.RV != "":
+				fmt.Fprintf(&b, "    api-->>user: rv %s%s\n", r.RV, esc(changed(r.Changed)))
+			default:
+				b.WriteString("    api-->>user: ok, no change\n")
+			}
+		case Note:
+			fmt.Fprintf(&b, "    Note over user,api: t=%s %s\n", r.T, esc(r.Text))
 		case Step:
 			shown++
 			if maxSteps > 0 && shown > maxSteps {
-				fmt.Fprintf(&b, "    Note over api: ... %d more steps\n", len(t.Steps)-maxSteps)
-				return b.String()
+				fmt.Fprintf(&b, "    Note over api: %d more steps\n", len(t.Steps)-maxSteps)
+				break
 			}
 			c := mid(r.Controller)
-			fmt.Fprintf(&b, "    Note over %s: #%d t=%s reconcile %s\n", c, r.Step, r.T, esc(r.Request))
+			if r.Choice != nil {
+				fmt.Fprintf(&b, "    Note over %s: choice: %s of %s\n", c, esc(r.Choice.Options[r.Choice.Chosen]), esc(strings.Join(r.Choice.Options, ", ")))
+			}
+			fmt.Fprintf(&b, "    Note over %s: step %d t=%s reconcile %s\n", c, r.Step, r.T, esc(r.Request))
+			for _, n := range r.Notes {
+				fmt.Fprintf(&b, "    Note over %s: %s\n", c, esc(n))
+			}
 			for _, o := range r.Ops {
 				if o.Cached {
 					if o.Stale() {
@@ -156,20 +193,59 @@ func Mermaid(t *Trace, maxSteps int) string {
 					continue
 				}
 				fmt.Fprintf(&b, "    %s->>api: %s\n", c, esc(opCall(o)))
-				if o.Outcome != "ok" {
+				switch {
+				case o.Outcome != "ok":
 					fmt.Fprintf(&b, "    api--x%s: %s\n", c, esc(o.Outcome))
-				} else if o.After != "" && o.After != o.Before {
-					fmt.Fprintf(&b, "    api-->>%s: rv %s\n", c, o.After)
+				case o.Verb == "get" || o.Verb == "list":
+					fmt.Fprintf(&b, "    api-->>%s: %s\n", c, esc(readReply(o)))
+				case o.After != "" && o.After != o.Before:
+					fmt.Fprintf(&b, "    api-->>%s: rv %s%s\n", c, esc(o.Before+"→"+o.After), esc(changed(o.Changed)))
+				default:
+					fmt.Fprintf(&b, "    api-->>%s: no-op (rv %s)\n", c, esc(orDefault(o.After, o.Before)))
 				}
 			}
 			res := r.Result
 			if r.Requeue != "" {
 				res += " " + r.Requeue
 			}
+			if r.Error != "" {
+				res += " (" + clip(r.Error, 80) + ")"
+			}
 			fmt.Fprintf(&b, "    Note over %s: => %s\n", c, esc(res))
+		}
+		if maxSteps > 0 && shown > maxSteps {
+			break
+		}
+	}
+	if f := t.Final; f != nil {
+		fmt.Fprintf(&b, "    Note over user,api: end: %s after %d steps, t=%s\n", esc(f.Stop), f.Steps, f.T)
+		for _, v := range f.Verdicts {
+			verdict := "holds"
+			switch {
+			case v.Err != "":
+				verdict = "ERROR " + v.Err
+			case !v.Holds:
+				verdict = "FAILS"
+			}
+			fmt.Fprintf(&b, "    Note over user,api: oracle %s: %s: %s\n", esc(v.Oracle), esc(verdict), esc(clip(v.Evidence, 120)))
 		}
 	}
 	return b.String()
+}
+
+func readReply(o Op) string {
+	if o.Verb == "list" {
+		return fmt.Sprintf("%d items", o.Items)
+	}
+	return "rv " + orDefault(o.Observed, "?")
+}
+
+// changed renders a write's change summary after its reply.
+func changed(c []string) string {
+	if len(c) == 0 {
+		return ""
+	}
+	return ": " + clip(strings.Join(c, ", "), 160)
 }
 
 func opCall(o Op) string {
@@ -197,7 +273,13 @@ func shortKind(k string) string {
 
 func mid(s string) string { return strings.NewReplacer("-", "_", ".", "_", "/", "_").Replace(s) }
 
-func esc(s string) string { return strings.NewReplacer(";", ",", "#", "", "\n", " ").Replace(s) }
+// mermaidEscaper escapes text for a Mermaid sequence diagram's messages and
+// notes: "#" starts an entity code and ";" ends a statement, so both are
+// written as entity codes; "<" and ">" would be read as HTML; a newline
+// ends the statement, so it becomes a line break.
+var mermaidEscaper = strings.NewReplacer("#", "#35;", ";", "#59;", "<", "#lt;", ">", "#gt;", "\r", "", "\n", "<br/>")
+
+func esc(s string) string { return mermaidEscaper.Replace(s) }
 
 func clip(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")

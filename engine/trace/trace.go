@@ -142,12 +142,12 @@ type Verdict struct {
 
 // Final closes a trace.
 type Final struct {
-	Type      string    `json:"type"` // "final"
-	Steps     int       `json:"steps"`
-	T         string    `json:"t"`
-	Stop      string    `json:"stop"` // quiescent, horizon, maxSteps
-	Pending   int       `json:"pending"`
-	StateHash string    `json:"stateHash"`
+	Type      string `json:"type"` // "final"
+	Steps     int    `json:"steps"`
+	T         string `json:"t"`
+	Stop      string `json:"stop"` // quiescent, horizon, maxSteps
+	Pending   int    `json:"pending"`
+	StateHash string `json:"stateHash"`
 	// Applied has one entry per perturbation, in header order.
 	Applied  []Applied `json:"applied,omitempty"`
 	Verdicts []Verdict `json:"verdicts"`
