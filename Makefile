@@ -8,6 +8,7 @@
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
 #   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
 #   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all]   explore one scenario
+#   make mermaid-check                 render every finding's timeline with the real Mermaid
 #   make findings-index                regenerate BUG-FINDINGS.md
 
 SHELL := /bin/bash
@@ -27,7 +28,7 @@ QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' |
 # Run it from the project directory: $(call testbin,fluxcd) -test.run X
 testbin = (cd projects/$(1) && go test -c -o ../../out/$(1).test . && ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: test test-engine test-projects reproduce verify record explore bump bump-check findings-index check-finding
+.PHONY: test test-engine test-projects reproduce verify record explore bump bump-check findings-index check-finding mermaid-check
 
 test: test-engine test-projects
 
@@ -78,6 +79,12 @@ verify:
 	done; \
 	cd engine && go run ./cmd/findings-index -root .. -check || fail=1; \
 	if [ $$fail = 1 ]; then echo "verify: FAILED" >&2; exit 1; fi; echo "verify: all findings as recorded"
+
+# Renders every finding's Mermaid timeline with mermaid-cli in Debian's
+# chromium (both installed on first use) and fails on a parse error or an
+# empty or dropped note; it checks itself on a known-bad diagram first.
+mermaid-check:
+	@.ci/mermaid-check
 
 findings-index:
 	cd engine && go run ./cmd/findings-index -root ..

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -111,12 +112,11 @@ func leafDiff(path string, a, b any, out *[]string) {
 		}
 		return
 	}
-	aj, _ := json.Marshal(a)
-	bj, _ := json.Marshal(b)
-	if string(aj) == string(bj) {
+	aj, bj := jsonText(a), jsonText(b)
+	if aj == bj {
 		return
 	}
-	v := string(bj)
+	v := bj
 	if len(v) > maxChangedValue {
 		v = v[:maxChangedValue-1] + "…"
 	}
@@ -162,4 +162,14 @@ func index(l []any, key string) (map[string]any, bool) {
 		out[k] = m
 	}
 	return out, true
+}
+
+// jsonText renders a value as JSON without HTML escaping ("->" stays
+// readable in traces).
+func jsonText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }
