@@ -96,12 +96,7 @@ func evaluate(oracles []compiledOracle, r *explore.Result, maxSteps int) []oracl
 		case oracle.TypeDivergence:
 			v = oracle.Verdict{Type: oracle.TypeDivergence, Holds: true, Evidence: "judged across runs (see Outcome.Divergence)"}
 		case oracle.TypeLostUpdate:
-			var ws []oracle.WriteRecord
-			for _, w := range r.WriteRecords {
-				ws = append(ws, oracle.WriteRecord{Step: w.Step, Controller: w.Controller, Key: w.Key, Precondition: w.Precondition,
-					ReadRV: w.ReadRV, PrevRV: w.PrevRV, PrevWriter: w.PrevWriter, ChangedPaths: w.ChangedPaths, PrevChangedPaths: w.PrevChanged})
-			}
-			v = oracle.LostUpdate(ws)
+			v = oracle.LostUpdate(r.WriteRecords)
 		default:
 			v = oracle.Verdict{Type: o.spec.Type, Err: "unknown oracle type"}
 		}

@@ -51,7 +51,16 @@ func summarizeChange(prev, obj *unstructured.Unstructured) []string {
 		b = obj.Object
 	}
 	var out []string
-	leafDiff("", a, b, &out)
+	leafDiff("", a, b, func(path, value string, removed bool) {
+		if removed {
+			out = append(out, "-"+path)
+			return
+		}
+		if len(value) > maxChangedValue {
+			value = value[:maxChangedValue-1] + "…"
+		}
+		out = append(out, path+"="+value)
+	})
 	out = slices.DeleteFunc(out, func(s string) bool {
 		for _, p := range []string{"metadata.resourceVersion", "metadata.managedFields", "metadata.generation"} {
 			if len(s) >= len(p) && (s[:len(p)] == p || (s[0] == '-' && len(s) > len(p) && s[1:len(p)+1] == p)) {
@@ -68,7 +77,11 @@ func summarizeChange(prev, obj *unstructured.Unstructured) []string {
 	return out
 }
 
-func leafDiff(path string, a, b any, out *[]string) {
+// leafDiff calls emit for every leaf path whose value differs between a
+// and b: with its new value as JSON, or removed. Maps are walked key by key
+// and lists of objects with a merge key item by item ("path[type=Ready]");
+// other lists are leaves.
+func leafDiff(path string, a, b any, emit func(path, value string, removed bool)) {
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
 	if aok && bok {
@@ -80,7 +93,7 @@ func leafDiff(path string, a, b any, out *[]string) {
 			keys[k] = true
 		}
 		for k := range keys {
-			leafDiff(join(path, k), am[k], bm[k], out)
+			leafDiff(join(path, k), am[k], bm[k], emit)
 		}
 		return
 	}
@@ -98,17 +111,17 @@ func leafDiff(path string, a, b any, out *[]string) {
 			keys[k] = true
 		}
 		for k := range keys {
-			leafDiff(fmt.Sprintf("%s[%s=%s]", path, key, k), ak[k], bk[k], out)
+			leafDiff(fmt.Sprintf("%s[%s=%s]", path, key, k), ak[k], bk[k], emit)
 		}
 		return
 	}
 	if b == nil {
-		*out = append(*out, "-"+path)
+		emit(path, "", true)
 		return
 	}
 	if bok && a == nil {
 		for k, v := range bm {
-			leafDiff(join(path, k), nil, v, out)
+			leafDiff(join(path, k), nil, v, emit)
 		}
 		return
 	}
@@ -116,11 +129,7 @@ func leafDiff(path string, a, b any, out *[]string) {
 	if aj == bj {
 		return
 	}
-	v := bj
-	if len(v) > maxChangedValue {
-		v = v[:maxChangedValue-1] + "…"
-	}
-	*out = append(*out, path+"="+v)
+	emit(path, bj, false)
 }
 
 func join(path, k string) string {

@@ -3,38 +3,23 @@ package explore
 import (
 	"slices"
 	"strconv"
+	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/store"
 )
 
-// WriteRecord is one accepted write, with what the writer had read and what
-// it replaced: the input of the lost-update oracle.
-type WriteRecord struct {
-	Step         int
-	Controller   string
-	Key          string
-	Precondition bool
-	ReadRV       string
-	PrevRV       string
-	PrevWriter   string
-	ChangedPaths []string
-	PrevChanged  []string
-}
-
-type lastWrite struct {
-	writer string
-	paths  []string
-}
-
-// recordWrite keeps the lost-update bookkeeping for one accepted write.
+// recordWrite appends the lost-update record of one accepted write, by a
+// controller or a user: what the writer had read of the object in this
+// reconcile, whether the server checked a precondition, and the leaf
+// fields the write changed, at full depth.
 func (w *world) recordWrite(writer string, op *ctrlsim.Op) {
 	after, err := strconv.ParseInt(op.RVAfter, 10, 64)
 	if err != nil || op.RVAfter == op.RVBefore {
-		return
+		return // a no-op write changed nothing
 	}
 	evs := w.srv.Store().Events(after-1, after)
 	if len(evs) != 1 {
@@ -42,25 +27,25 @@ func (w *world) recordWrite(writer string, op *ctrlsim.Op) {
 	}
 	ev := evs[0]
 	key := ev.Key.String()
-	paths := changedPaths(ev.Prev, ev.Object)
-	prev := w.lastWrites[key]
-	if writer != "user" {
-		rec := WriteRecord{Step: w.step, Controller: writer, Key: key, Precondition: op.Precondition != "",
-			ReadRV: w.lastRead[key], PrevRV: op.RVBefore, PrevWriter: prev.writer, ChangedPaths: paths, PrevChanged: prev.paths}
-		if op.Verb == "create" {
-			rec.Precondition = true // a create cannot overwrite
-		}
-		w.res.WriteRecords = append(w.res.WriteRecords, rec)
+	rec := oracle.WriteRecord{
+		Step: w.step, Writer: writer, Key: key, RV: op.RVAfter,
+		// A create cannot overwrite anything.
+		Precondition: op.Precondition != "" || ev.Type == store.Added,
+		Deleted:      ev.Type == store.Deleted,
 	}
-	w.lastWrites[key] = lastWrite{writer: writer, paths: paths}
-	if ev.Type == store.Deleted {
-		delete(w.lastWrites, key)
+	if writer != oracle.UserWriter {
+		rec.ReadRV = w.lastRead[key]
 	}
+	if !rec.Deleted {
+		rec.Paths = changedLeaves(ev.Prev, ev.Object)
+	}
+	w.res.WriteRecords = append(w.res.WriteRecords, rec)
 }
 
-// changedPaths lists the dotted paths (up to three levels deep) whose
-// values differ between two versions, ignoring server-managed metadata.
-func changedPaths(a, b *unstructured.Unstructured) []string {
+// changedLeaves lists the leaf paths whose values differ between two
+// versions of an object, leaving out what the server changes on every write
+// (resourceVersion, managedFields, generation).
+func changedLeaves(a, b *unstructured.Unstructured) []string {
 	var am, bm map[string]any
 	if a != nil {
 		am = a.Object
@@ -69,40 +54,14 @@ func changedPaths(a, b *unstructured.Unstructured) []string {
 		bm = b.Object
 	}
 	var out []string
-	diffPaths("", am, bm, 0, &out)
-	slices.Sort(out)
-	return slices.DeleteFunc(out, func(p string) bool {
-		switch p {
-		case "metadata.resourceVersion", "metadata.managedFields", "metadata.generation":
-			return true
+	leafDiff("", am, bm, func(path, _ string, _ bool) {
+		for _, p := range []string{"metadata.resourceVersion", "metadata.managedFields", "metadata.generation"} {
+			if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+				return
+			}
 		}
-		return false
+		out = append(out, path)
 	})
-}
-
-func diffPaths(prefix string, a, b map[string]any, depth int, out *[]string) {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	for k := range keys {
-		p := k
-		if prefix != "" {
-			p = prefix + "." + k
-		}
-		av, bv := a[k], b[k]
-		if equality.Semantic.DeepEqual(av, bv) {
-			continue
-		}
-		am, aok := av.(map[string]any)
-		bm, bok := bv.(map[string]any)
-		if depth < 2 && (aok || av == nil) && (bok || bv == nil) {
-			diffPaths(p, am, bm, depth+1, out)
-			continue
-		}
-		*out = append(*out, p)
-	}
+	slices.Sort(out)
+	return out
 }

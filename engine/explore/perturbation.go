@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/oracle"
 )
 
 // Perturbation is a fault injected into a run while its window is open.
@@ -118,4 +120,4 @@ type WriteEvent struct {
 
 // UserWriter is the writer of user actions in WriteEvents. Write triggers
 // count controllers' writes only; placements follow user actions too.
-const UserWriter = "user"
+const UserWriter = oracle.UserWriter

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -66,7 +67,7 @@ type Result struct {
 	// WriteLog lists every accepted controller write in order.
 	WriteLog []WriteEvent
 	// WriteRecords feed the lost-update oracle.
-	WriteRecords []WriteRecord
+	WriteRecords []oracle.WriteRecord
 	// Applied has one entry per Config.Perturbations, in order.
 	Applied []Applied
 

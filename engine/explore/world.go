@@ -48,8 +48,7 @@ type world struct {
 	syncing map[syncKey]bool
 	// lost-update bookkeeping: the last writer of each key, and what the
 	// current step's controller last read of each key.
-	lastWrites map[string]lastWrite
-	lastRead   map[string]string
+	lastRead map[string]string
 	// the last store hash and the revision it was taken at
 	hash       stateHash
 	invRev     int64 // store revision the invariants were last checked at
@@ -87,7 +86,6 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 		tw: trace.NewWriter(), res: &Result{Writes: map[string]int{}}}
 	w.res.tw = w.tw
 	w.syncing = map[syncKey]bool{}
-	w.lastWrites = map[string]lastWrite{}
 	w.lastRead = map[string]string{}
 	dir, err := os.MkdirTemp("", "ctrlbugs-run-")
 	if err != nil {
@@ -201,7 +199,7 @@ func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byt
 	defer func() {
 		for _, ev := range w.srv.Store().Events(before, 0) {
 			rv := strconv.FormatInt(ev.Rev, 10)
-			w.recordWrite("user", &ctrlsim.Op{Verb: op, RVBefore: strconv.FormatInt(ev.Rev-1, 10), RVAfter: rv})
+			w.recordWrite(UserWriter, &ctrlsim.Op{Verb: op, RVBefore: strconv.FormatInt(ev.Rev-1, 10), RVAfter: rv})
 		}
 	}()
 	req := apiserver.Request{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), FieldManager: "user"}

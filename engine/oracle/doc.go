@@ -17,8 +17,9 @@
 //     as the run goes (it keeps no list of states).
 //   - [NonConvergence]: the controllers kept rewriting the cluster.
 //   - [Divergence]: runs of one scenario ended in different final states.
-//   - [LostUpdate]: an unconditional write overwrote fields another
-//     controller had just changed, from a stale read.
+//   - [LostUpdate]: an unconditional write overwrote a field another
+//     writer (controller or user) had changed after the version the
+//     writer read; judged per field at full depth.
 //   - [Panic]: a controller panicked.
 //
 // # CEL environment
@@ -73,12 +74,13 @@
 //     runs that reached the same end by different paths hold. Its diff
 //     shows the first two distinct final states, not all of them.
 //   - LostUpdate needs resourceVersions that compare as integers (the
-//     engine's do); opaque versions that differ are taken as stale. It sees
-//     only overlapping top-level paths the caller recorded, so a clobber of
-//     a field inside a path the previous writer did not record is missed,
-//     and two writes to the same path that happen to agree are still
-//     reported. Writes with a precondition are never reported: the server
-//     would have rejected a stale one.
+//     engine's do); opaque versions that differ are taken as stale. Paths
+//     are leaf paths of what each write changed (lists of objects by their
+//     merge key, other lists as one leaf); a write that sets a field to the
+//     value it already had changes nothing and is not seen, so a stale
+//     writer that happens to restore what another wrote is missed. Writes
+//     with a precondition are never reported: the server would have
+//     rejected a stale one. Users are victims, never culprits.
 //   - Panic reports panics the engine recovered; a controller that hangs or
 //     exits is not a panic.
 package oracle

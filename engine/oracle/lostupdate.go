@@ -6,103 +6,120 @@ import (
 	"strings"
 )
 
-// WriteRecord describes one write the engine accepted, for [LostUpdate].
+// WriteRecord describes one write the server accepted, for [LostUpdate]:
+// every controller's and user's write, in order.
 type WriteRecord struct {
-	// Step is the step in which the write happened.
+	// Step is the step in which the write happened (user actions: the
+	// step before them).
 	Step int
-	// Controller is the writer.
-	Controller string
-	// Key names the object: "group/version/Kind namespace/name".
+	// Writer is the controller, or "user" for a user action.
+	Writer string
+	// Key names the object: "Kind.group namespace/name".
 	Key string
-	// Precondition reports that the write carried a resourceVersion (an
-	// optimistic-concurrency precondition the server checked).
+	// Precondition reports that the write carried a resourceVersion (the
+	// server checked it) or created the object: it cannot overwrite what
+	// its writer did not see.
 	Precondition bool
-	// ReadRV is the resourceVersion the writer had read before writing; ""
-	// when it wrote blind.
+	// ReadRV is the resourceVersion the writer had last read of the object
+	// in the same reconcile; "" when it wrote blind.
 	ReadRV string
-	// PrevRV is the resourceVersion this write replaced.
-	PrevRV string
-	// PrevWriter wrote PrevRV; "" when unknown or not a controller.
-	PrevWriter string
-	// ChangedPaths are the paths this write changed, dotted from the top
-	// of the object ("spec", "status.conditions", "metadata.labels").
-	ChangedPaths []string
-	// PrevChangedPaths are the paths the write that produced PrevRV changed.
-	PrevChangedPaths []string
+	// Deleted reports that the write removed the object: what was
+	// written of it is gone.
+	Deleted bool
+	// RV is the resourceVersion the write produced.
+	RV string
+	// Paths are the leaf fields the write changed, at full depth: dotted
+	// from the top of the object, list items by merge key
+	// ("status.conditions[type=Ready].status") where the list has one.
+	Paths []string
 }
 
-// LostUpdate looks for writes that clobbered another controller's update:
-// a write without precondition, whose writer had read a version older than
-// the one it replaced, where the replaced version was written by a
-// different controller, and where the two writes changed overlapping paths
-// (equal, or one inside the other). It fails on the first such write in
-// order and counts the rest. Resource versions compare as unsigned
-// integers; when either does not parse, any difference counts as older.
+// UserWriter is the Writer of user actions. Users are victims, never
+// culprits: the oracle judges controllers.
+const UserWriter = "user"
+
+// LostUpdate looks for writes that clobbered another writer's field: a
+// controller's write without precondition that changed a field whose
+// current value another writer had written after the version the
+// controller last read (or, for a blind write, at all). It keeps, per
+// object, the last writer of every field, so writes of other fields in
+// between do not hide a clobber, and writers of different fields of the
+// same struct are not confused. It fails on the first clobber in order and
+// counts the rest. Resource versions compare as unsigned integers; when
+// either does not parse, any difference counts as older.
 func LostUpdate(writes []WriteRecord) Verdict {
 	v := Verdict{Type: TypeLostUpdate}
-	var first *WriteRecord
-	var overlap []string
+	type fieldWrite struct {
+		writer, rv string
+		step       int
+	}
+	last := map[string]map[string]fieldWrite{} // key -> path -> last writer
+	var first string
 	n := 0
-	for i := range writes {
-		w := &writes[i]
-		if w.Precondition || w.PrevWriter == "" || w.PrevWriter == w.Controller || !olderRV(w.ReadRV, w.PrevRV) {
+	for _, w := range writes {
+		if w.Deleted {
+			delete(last, w.Key)
 			continue
 		}
-		paths := overlapping(w.ChangedPaths, w.PrevChangedPaths)
-		if len(paths) == 0 {
-			continue
+		fields := last[w.Key]
+		if fields == nil {
+			fields = map[string]fieldWrite{}
+			last[w.Key] = fields
 		}
-		n++
-		if first == nil {
-			first, overlap = w, paths
+		if !w.Precondition && w.Writer != UserWriter {
+			for _, p := range w.Paths {
+				for q, fw := range fields {
+					if fw.writer == w.Writer || !(within(p, q) || within(q, p)) || !olderRV(w.ReadRV, fw.rv) {
+						continue
+					}
+					n++
+					if first == "" {
+						read := w.ReadRV
+						if read == "" {
+							read = "nothing (blind write)"
+						}
+						first = fmt.Sprintf("step %d: %s wrote %s without precondition, having read %s, and overwrote %s, which %s had written at resourceVersion %s (step %d)",
+							w.Step, w.Writer, w.Key, read, q, fw.writer, fw.rv, fw.step)
+					}
+					break
+				}
+			}
+		}
+		for _, p := range w.Paths {
+			for q := range fields {
+				if within(q, p) {
+					delete(fields, q) // replaced as a whole
+				}
+			}
+			fields[p] = fieldWrite{writer: w.Writer, rv: w.RV, step: w.Step}
 		}
 	}
-	if first == nil {
+	if first == "" {
 		v.Holds = true
 		v.Evidence = fmt.Sprintf("no lost update in %d writes", len(writes))
 		return v
 	}
-	read := first.ReadRV
-	if read == "" {
-		read = "nothing (blind write)"
-	}
-	v.Evidence = fmt.Sprintf("step %d: %s wrote %s without precondition, having read %s, over resourceVersion %s by %s, clobbering %s",
-		first.Step, first.Controller, first.Key, read, first.PrevRV, first.PrevWriter, strings.Join(overlap, ", "))
+	v.Evidence = first
 	if n > 1 {
 		v.Evidence += fmt.Sprintf(" (and %d more)", n-1)
 	}
 	return v
 }
 
-// olderRV reports whether read is older than prev.
-func olderRV(read, prev string) bool {
+// olderRV reports whether read is older than written.
+func olderRV(read, written string) bool {
 	if read == "" {
 		return true
 	}
 	r, err1 := strconv.ParseUint(read, 10, 64)
-	p, err2 := strconv.ParseUint(prev, 10, 64)
+	p, err2 := strconv.ParseUint(written, 10, 64)
 	if err1 != nil || err2 != nil {
-		return read != prev
+		return read != written
 	}
 	return r < p
 }
 
-// overlapping returns the paths of a that are equal to, inside, or contain
-// a path of b, in a's order.
-func overlapping(a, b []string) []string {
-	var out []string
-	for _, x := range a {
-		for _, y := range b {
-			if within(x, y) || within(y, x) {
-				out = append(out, x)
-				break
-			}
-		}
-	}
-	return out
-}
-
 // within reports whether path x equals y or lies inside it.
 func within(x, y string) bool {
-	return x == y || strings.HasPrefix(x, y+".")
+	return x == y || strings.HasPrefix(x, y+".") || strings.HasPrefix(x, y+"[")
 }

@@ -172,16 +172,13 @@ func TestDivergence(t *testing.T) {
 }
 
 func TestLostUpdate(t *testing.T) {
-	clobber := WriteRecord{
-		Step: 12, Controller: "b", Key: "apps/v1/Deployment default/web",
-		ReadRV: "5", PrevRV: "7", PrevWriter: "a",
-		ChangedPaths: []string{"spec.replicas", "metadata.labels"}, PrevChangedPaths: []string{"spec"},
+	const key = "apps/v1/Deployment default/web"
+	// a writes spec.replicas at resourceVersion 7 with a precondition;
+	// then b, having read 5, writes without one.
+	write := func(step int, writer string, pre bool, read, rv string, paths ...string) WriteRecord {
+		return WriteRecord{Step: step, Writer: writer, Key: key, Precondition: pre, ReadRV: read, RV: rv, Paths: paths}
 	}
-	with := func(f func(*WriteRecord)) WriteRecord {
-		w := clobber
-		f(&w)
-		return w
-	}
+	byA := write(11, "a", true, "", "7", "spec.replicas")
 	tests := []struct {
 		name     string
 		writes   []WriteRecord
@@ -191,24 +188,69 @@ func TestLostUpdate(t *testing.T) {
 		{name: "no writes", holds: true, evidence: "no lost update in 0 writes"},
 		{
 			name:     "clobber",
-			writes:   []WriteRecord{{Step: 11, Controller: "a", Key: clobber.Key, Precondition: true}, clobber},
-			evidence: "step 12: b wrote apps/v1/Deployment default/web without precondition, having read 5, over resourceVersion 7 by a, clobbering spec.replicas",
+			writes:   []WriteRecord{byA, write(12, "b", false, "5", "8", "spec.replicas", "metadata.labels.x")},
+			evidence: "step 12: b wrote " + key + " without precondition, having read 5, and overwrote spec.replicas, which a had written at resourceVersion 7 (step 11)",
 		},
-		{name: "counts the rest", writes: []WriteRecord{clobber, with(func(w *WriteRecord) { w.Step = 13 })}, evidence: "(and 1 more)"},
-		{name: "blind write", writes: []WriteRecord{with(func(w *WriteRecord) { w.ReadRV = "" })}, evidence: "having read nothing (blind write)"},
-		{name: "inner path of previous", writes: []WriteRecord{with(func(w *WriteRecord) {
-			w.ChangedPaths = []string{"spec"}
-			w.PrevChangedPaths = []string{"spec.template"}
-		})}, evidence: "clobbering spec"},
-		{name: "opaque versions differ", writes: []WriteRecord{with(func(w *WriteRecord) { w.ReadRV, w.PrevRV = "abc", "abd" })}, evidence: "over resourceVersion abd"},
-		{name: "with precondition", writes: []WriteRecord{with(func(w *WriteRecord) { w.Precondition = true })}, holds: true},
-		{name: "same writer", writes: []WriteRecord{with(func(w *WriteRecord) { w.PrevWriter = "b" })}, holds: true},
-		{name: "unknown previous writer", writes: []WriteRecord{with(func(w *WriteRecord) { w.PrevWriter = "" })}, holds: true},
-		{name: "read is current", writes: []WriteRecord{with(func(w *WriteRecord) { w.ReadRV = "7" })}, holds: true},
-		{name: "read is newer", writes: []WriteRecord{with(func(w *WriteRecord) { w.ReadRV = "9" })}, holds: true},
-		{name: "numeric not lexical", writes: []WriteRecord{with(func(w *WriteRecord) { w.ReadRV, w.PrevRV = "10", "9" })}, holds: true},
-		{name: "disjoint paths", writes: []WriteRecord{with(func(w *WriteRecord) { w.PrevChangedPaths = []string{"status"} })}, holds: true},
-		{name: "prefix is not a path prefix", writes: []WriteRecord{with(func(w *WriteRecord) { w.ChangedPaths = []string{"specification"} })}, holds: true},
+		{
+			name:     "a user write of another field in between does not hide it",
+			writes:   []WriteRecord{byA, write(11, UserWriter, false, "", "8", "metadata.labels.team"), write(12, "b", false, "5", "9", "spec.replicas")},
+			evidence: "overwrote spec.replicas, which a had written",
+		},
+		{
+			name:     "clobbered three writes later",
+			writes:   []WriteRecord{byA, write(12, "c", true, "7", "8", "status.x"), write(13, "c", true, "8", "9", "status.y"), write(14, "c", true, "9", "10", "status.z"), write(15, "b", false, "6", "11", "spec.replicas")},
+			evidence: "step 15: b wrote",
+		},
+		{
+			name:     "a user's field clobbered",
+			writes:   []WriteRecord{write(11, UserWriter, false, "", "7", "metadata.labels.team"), write(12, "b", false, "5", "8", "metadata.labels.team")},
+			evidence: "overwrote metadata.labels.team, which user had written",
+		},
+		{
+			name:   "users are not judged",
+			writes: []WriteRecord{byA, write(12, UserWriter, false, "", "8", "spec.replicas")},
+			holds:  true,
+		},
+		{
+			name:   "different fields of the same struct",
+			writes: []WriteRecord{write(11, "a", true, "", "7", "spec.template.spec.a"), write(12, "b", false, "5", "8", "spec.template.spec.b")},
+			holds:  true,
+		},
+		{
+			name:     "a write of the whole struct clobbers a field inside",
+			writes:   []WriteRecord{write(11, "a", true, "", "7", "spec.template.spec.a"), write(12, "b", false, "5", "8", "spec.template")},
+			evidence: "overwrote spec.template.spec.a",
+		},
+		{
+			name:     "a field inside a struct another wrote whole",
+			writes:   []WriteRecord{write(11, "a", true, "", "7", "spec.template"), write(12, "b", false, "5", "8", "spec.template.spec.a")},
+			evidence: "overwrote spec.template, which a had written",
+		},
+		{
+			name:   "conditions of distinct types",
+			writes: []WriteRecord{write(11, "a", true, "", "7", "status.conditions[type=Ready].status"), write(12, "b", false, "5", "8", "status.conditions[type=Synced].status")},
+			holds:  true,
+		},
+		{
+			name:     "conditions of the same type",
+			writes:   []WriteRecord{write(11, "a", true, "", "7", "status.conditions[type=Ready].status"), write(12, "b", false, "5", "8", "status.conditions[type=Ready].status")},
+			evidence: "overwrote status.conditions[type=Ready].status",
+		},
+		{
+			name:     "counts the rest",
+			writes:   []WriteRecord{byA, write(12, "b", false, "5", "8", "spec.replicas"), write(13, "c", false, "5", "9", "spec.replicas")},
+			evidence: "(and 1 more)",
+		},
+		{name: "blind write", writes: []WriteRecord{byA, write(12, "b", false, "", "8", "spec.replicas")}, evidence: "having read nothing (blind write)"},
+		{name: "opaque versions differ", writes: []WriteRecord{write(11, "a", true, "", "abd", "spec.replicas"), write(12, "b", false, "abc", "x", "spec.replicas")}, evidence: "at resourceVersion abd"},
+		{name: "with precondition", writes: []WriteRecord{byA, write(12, "b", true, "5", "8", "spec.replicas")}, holds: true},
+		{name: "same writer", writes: []WriteRecord{byA, write(12, "a", false, "5", "8", "spec.replicas")}, holds: true},
+		{name: "read is current", writes: []WriteRecord{byA, write(12, "b", false, "7", "8", "spec.replicas")}, holds: true},
+		{name: "read is newer", writes: []WriteRecord{byA, write(12, "b", false, "9", "10", "spec.replicas")}, holds: true},
+		{name: "numeric not lexical", writes: []WriteRecord{write(11, "a", true, "", "9", "spec.replicas"), write(12, "b", false, "10", "11", "spec.replicas")}, holds: true},
+		{name: "prefix is not a path prefix", writes: []WriteRecord{byA, write(12, "b", false, "5", "8", "spec.replicasX")}, holds: true},
+		{name: "other objects", writes: []WriteRecord{byA, {Step: 12, Writer: "b", Key: "v1/ConfigMap default/web", ReadRV: "5", RV: "8", Paths: []string{"spec.replicas"}}}, holds: true},
+		{name: "deleted and recreated", writes: []WriteRecord{byA, {Step: 12, Writer: "c", Key: key, RV: "8", Deleted: true}, write(13, "b", false, "5", "9", "spec.replicas")}, holds: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
