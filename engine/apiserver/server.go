@@ -55,6 +55,9 @@ type Server struct {
 	uidSeq    int
 	nameSeq   int
 	observers []func(Write)
+	// notified is the store revision the last notified write left: the
+	// events after it belong to the next write.
+	notified int64
 }
 
 // Write describes one request that reached storage (or was refused), for
@@ -67,6 +70,9 @@ type Write struct {
 	RVBefore    string // the object's resourceVersion before the request
 	RVAfter     string // after; equal to RVBefore for a no-op
 	Err         error
+	// Events are the store events the request produced, in order: none for
+	// a no-op or a refused request, one for most writes.
+	Events []store.Event
 }
 
 // New returns a server with kube-apiserver's start-up namespaces (default,
@@ -104,8 +110,9 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Store exposes the versioned store (read-only use: views, traces, hashing).
-func (s *Server) Store() *store.Store { return s.store }
+// Store exposes the versioned store's history, read-only: views, traces
+// and hashing read it; every write goes through the server's verbs.
+func (s *Server) Store() store.Reader { return s.store }
 
 // Scheme returns the scheme the server was built with.
 func (s *Server) Scheme() *runtime.Scheme { return s.scheme }
@@ -120,6 +127,10 @@ func (s *Server) Ablations() Ablations { return s.ablate }
 func (s *Server) Observe(fn func(Write)) { s.observers = append(s.observers, fn) }
 
 func (s *Server) notify(w Write) {
+	if rev := s.store.Rev(); rev > s.notified {
+		w.Events = s.store.Events(s.notified, rev)
+		s.notified = rev
+	}
 	for _, fn := range s.observers {
 		fn(w)
 	}

@@ -2,6 +2,7 @@ package ctrlsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -44,8 +45,13 @@ type Cache struct {
 	// Unstructured: cache unstructured objects too (controller-runtime's
 	// Options.Cache.Unstructured).
 	Unstructured bool
-	// start is the revision new informers list at; set by the engine.
-	start func(gk schema.GroupKind) int64
+	// pos is, per kind, the revision the controller's informers show: the
+	// one cursor of its view, moved only by Sync (guarded by the Env lock).
+	pos map[schema.GroupKind]int64
+	// syncing marks kinds whose events are being delivered: a handler that
+	// reads through the cache sees it as it is (as in a shared informer)
+	// and delivers nothing further.
+	syncing map[schema.GroupKind]bool
 }
 
 type informerKey struct {
@@ -113,14 +119,83 @@ func (c *Cache) informer(gvk schema.GroupVersionKind, f Form) *Informer {
 		return inf
 	}
 	inf := &Informer{cache: c, GVK: gvk, Form: f}
-	if c.start != nil {
-		inf.Pos = c.start(gvk.GroupKind())
-	} else {
-		inf.Pos = c.client.env.Server.Store().Rev()
+	if _, ok := c.pos[gvk.GroupKind()]; !ok {
+		// A new informer lists at what the controller may see now.
+		c.pos[gvk.GroupKind()] = c.visible(gvk.GroupKind())
 	}
 	c.informers[k] = inf
 	c.order = append(c.order, k)
 	return inf
+}
+
+// visible asks the hooks which revision of gk the controller may see now.
+func (c *Cache) visible(gk schema.GroupKind) int64 {
+	if r := c.client.hooks.Visible(gk); r > 0 {
+		return r
+	}
+	return c.client.env.Server.Store().Rev()
+}
+
+// Pos returns the revision the controller's informers of gk show, and
+// whether it has any.
+func (c *Cache) Pos(gk schema.GroupKind) (int64, bool) {
+	p, ok := c.pos[gk]
+	return p, ok
+}
+
+// Kinds returns the kinds the cache has informers for, in the order their
+// first informer was created.
+func (c *Cache) Kinds() []schema.GroupKind {
+	var out []schema.GroupKind
+	for _, inf := range c.Informers() {
+		if gk := inf.GVK.GroupKind(); !slices.Contains(out, gk) {
+			out = append(out, gk)
+		}
+	}
+	return out
+}
+
+// Sync moves the controller's view of gk up to the revision the hooks say
+// it may see (never back), delivering each event in between to every
+// informer of gk: as in a shared informer, the cache moves one event at a
+// time and each handler runs after its event is in the cache. Hooks.
+// Delivering may withhold an event from the handlers (the cache still
+// moves). It returns the revision the view shows. Call it with the Env
+// lock held; handlers run without it (they may call clients).
+func (c *Cache) Sync(gk schema.GroupKind) (int64, error) {
+	from, ok := c.pos[gk]
+	if !ok || c.syncing[gk] {
+		return from, nil
+	}
+	rev := c.visible(gk)
+	if rev <= from {
+		return from, nil
+	}
+	c.syncing[gk] = true
+	defer delete(c.syncing, gk)
+	evs := c.client.env.Server.Store().Events(from, rev)
+	infs := c.Informers()
+	env := c.client.env
+	env.Unlock()
+	defer env.Lock()
+	var errs []error
+	for _, ev := range evs {
+		if ev.Key.GroupKind != gk {
+			continue
+		}
+		c.pos[gk] = ev.Rev
+		notify := c.client.hooks.Delivering(gk, ev)
+		for _, inf := range infs {
+			if inf.GVK.GroupKind() != gk {
+				continue
+			}
+			if err := inf.Deliver(ev, notify); err != nil {
+				errs = append(errs, fmt.Errorf("delivering %s %s rev %d: %w", ev.Type, ev.Key, ev.Rev, err))
+			}
+		}
+	}
+	c.pos[gk] = rev
+	return rev, errors.Join(errs...)
 }
 
 // Informers returns the informers in creation order.
@@ -211,7 +286,6 @@ type Informer struct {
 	cache    *Cache
 	GVK      schema.GroupVersionKind
 	Form     Form
-	Pos      int64 // the revision this informer has delivered up to
 	handlers []*registration
 }
 
@@ -263,7 +337,7 @@ func (i *Informer) ReplayInitial() error {
 		if !ok {
 			continue
 		}
-		for _, u := range srv.Store().List(k.GVK.GroupKind(), "", i.Pos) {
+		for _, u := range srv.Store().List(k.GVK.GroupKind(), "", i.Pos()) {
 			obj, err := i.convert(u)
 			if err != nil {
 				return err
@@ -331,11 +405,14 @@ func (i *Informer) convert(u *unstructured.Unstructured) (runtime.Object, error)
 	return obj, replaceWith(u, obj, i.GVK)
 }
 
+// Pos returns the revision the informer shows (its cache's position for
+// its kind).
+func (i *Informer) Pos() int64 { return i.cache.pos[i.GVK.GroupKind()] }
+
 // Deliver hands one store event to every handler, as a shared informer's
-// processor does, and advances the informer's position. With notify false
-// the cache moves but the handlers are not told (a dropped event).
+// processor does; Cache.Sync moves the position. With notify false the
+// handlers are not told (a dropped event).
 func (i *Informer) Deliver(ev store.Event, notify bool) error {
-	i.Pos = ev.Rev
 	if !notify {
 		return nil
 	}

@@ -88,10 +88,13 @@ func (c *Client) call(op *Op, fn func() error) error {
 		op.Err = err
 		return err
 	}
-	c.env.last = nil
-	op.Err = fn()
-	if w := c.env.last; w != nil && op.IsWrite() && op.RVBefore == "" {
-		op.RVBefore = w.RVBefore
+	writes, err := c.env.Track(fn)
+	op.Err = err
+	if len(writes) > 0 && op.IsWrite() && op.RVBefore == "" {
+		op.RVBefore = writes[len(writes)-1].RVBefore
+	}
+	for _, w := range writes {
+		op.Written = append(op.Written, w.Events...)
 	}
 	c.hooks.AfterCall(op)
 	return op.Err
@@ -118,7 +121,9 @@ func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	return c.call(op, func() error {
 		if cached {
 			op.Cached = true
-			op.ViewRev = c.hooks.CacheRevision(gvk.GroupKind())
+			if op.ViewRev, err = c.cache.Sync(gvk.GroupKind()); err != nil {
+				return err
+			}
 			op.CurrentRV = c.currentRV(gvk, key.Namespace, key.Name)
 			u, err := c.env.Server.GetAt(apiserver.Request{GVK: gvk, Namespace: key.Namespace, Name: key.Name}, op.ViewRev)
 			if err != nil {
@@ -159,7 +164,10 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		var indexed fields.Selector
 		if cached {
 			op.Cached = true
-			op.ViewRev = c.hooks.CacheRevision(gvk.GroupKind())
+			var err error
+			if op.ViewRev, err = c.cache.Sync(gvk.GroupKind()); err != nil {
+				return err
+			}
 			indexed = lo.FieldSelector
 			if indexed != nil {
 				if err := c.cache.checkIndexed(gvk, indexed); err != nil {

@@ -4,10 +4,16 @@
 // upstream registers, and a manager.Manager good enough for an upstream
 // SetupWithManager to run unchanged.
 //
-// Every call crosses the boundary through Hooks: cached reads ask which
-// revision the controller's informer shows (the explorer may hold it back in
-// time), and every call is recorded, as etcd's robustness tests record each
-// client call. ctrlsim knows nothing of staleness or scheduling itself.
+// Every call crosses the boundary through Hooks, and every call is
+// recorded, as etcd's robustness tests record each client call. The Cache
+// owns each kind's view position (the one cursor of a controller's
+// informers): Cache.Sync, called by a cached read or by the explorer, asks
+// Hooks.Visible which revision the controller may see (the explorer may
+// hold it back in time) and delivers the events up to it, one at a time,
+// through upstream's handlers; Hooks.Delivering may withhold one (a dropped
+// event). A write's facts (what it replaced, the store events it produced)
+// are pushed once by the server (apiserver.Server.Observe) and carried in
+// Op.Written. ctrlsim knows nothing of staleness or scheduling itself.
 //
 // Controllers are captured, not run: Manager.Add keeps the controller that
 // the builder made, the engine swaps its NewQueue for an engine-owned queue

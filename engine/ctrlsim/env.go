@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/store"
 )
 
 // Env is what every client of one simulated cluster shares: the server and a
@@ -16,16 +17,27 @@ type Env struct {
 	Server *apiserver.Server
 	Scheme *runtime.Scheme
 	mu     sync.Mutex
-	// last is the server's account of the latest write (pushed through
-	// Server.Observe): what a write replaced, computed once, by the server.
-	last *apiserver.Write
+	// writes are the server's accounts of the writes made by the call in
+	// progress (pushed through Server.Observe): what each replaced and the
+	// store events it produced, computed once, by the server.
+	writes []apiserver.Write
 }
 
 // NewEnv wraps a server.
 func NewEnv(srv *apiserver.Server) *Env {
 	e := &Env{Server: srv, Scheme: srv.Scheme()}
-	srv.Observe(func(w apiserver.Write) { e.last = &w })
+	srv.Observe(func(w apiserver.Write) { e.writes = append(e.writes, w) })
 	return e
+}
+
+// Track runs fn, which calls the server, and returns the server's accounts
+// of the writes it made. Call it with the lock held.
+func (e *Env) Track(fn func() error) ([]apiserver.Write, error) {
+	e.writes = nil
+	err := fn()
+	ws := e.writes
+	e.writes = nil
+	return ws, err
 }
 
 // Op is one API call at the boundary, as recorded for traces.
@@ -48,8 +60,11 @@ type Op struct {
 	Precondition string
 	RVBefore     string
 	RVAfter      string
-	Items        int // list: number of items returned
-	Err          error
+	// Written are the store events a successful write produced (none for a
+	// no-op), as the server reported them.
+	Written []store.Event
+	Items   int // list: number of items returned
+	Err     error
 }
 
 // IsWrite reports whether the op changes (or tries to change) state.
@@ -73,9 +88,13 @@ type Event struct {
 // Hooks connect a controller's clients and informers to the explorer.
 // Every method is called with the Env lock held, except Event.
 type Hooks interface {
-	// CacheRevision returns the revision the controller's informer for gk
-	// shows now, after delivering any events up to it. 0 means "now".
-	CacheRevision(gk schema.GroupKind) int64
+	// Visible returns the newest revision the controller's view of gk may
+	// show now; 0 means the newest there is. The cache owns the view's
+	// position and never moves it back.
+	Visible(gk schema.GroupKind) int64
+	// Delivering is told of each event the controller's cache of gk moves
+	// over; false withholds it from the handlers (a dropped event).
+	Delivering(gk schema.GroupKind, ev store.Event) bool
 	// BeforeCall may refuse a call (e.g. a crash injected at a write).
 	BeforeCall(op *Op) error
 	// AfterCall sees the completed call.
@@ -87,10 +106,11 @@ type Hooks interface {
 // NopHooks reads the present and records nothing.
 type NopHooks struct{}
 
-func (NopHooks) CacheRevision(schema.GroupKind) int64 { return 0 }
-func (NopHooks) BeforeCall(*Op) error                 { return nil }
-func (NopHooks) AfterCall(*Op)                        {}
-func (NopHooks) Event(Event)                          {}
+func (NopHooks) Visible(schema.GroupKind) int64                { return 0 }
+func (NopHooks) Delivering(schema.GroupKind, store.Event) bool { return true }
+func (NopHooks) BeforeCall(*Op) error                          { return nil }
+func (NopHooks) AfterCall(*Op)                                 {}
+func (NopHooks) Event(Event)                                   {}
 
 var _ Hooks = NopHooks{}
 

@@ -68,7 +68,7 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 	close(m.elected)
 	m.client = &Client{env: env, name: name, hooks: hooks}
 	m.apiReader = &Client{env: env, name: name, hooks: hooks}
-	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, indexes: map[schema.GroupKind]map[string]client.IndexerFunc{},
+	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, pos: map[schema.GroupKind]int64{}, syncing: map[schema.GroupKind]bool{}, indexes: map[schema.GroupKind]map[string]client.IndexerFunc{},
 		uncached: map[schema.GroupKind]bool{}, Unstructured: opts.CacheUnstructured}
 	m.client.cache = m.cache
 	for _, o := range opts.Uncached {
@@ -83,9 +83,6 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 
 // Name is the controller identity (also the default field manager).
 func (m *Manager) Name() string { return m.name }
-
-// SetInformerStart sets the revision at which new informers start listing.
-func (m *Manager) SetInformerStart(fn func(gk schema.GroupKind) int64) { m.cache.start = fn }
 
 // Cache returns the recording cache.
 func (m *Manager) Cache() *Cache { return m.cache }

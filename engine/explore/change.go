@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,22 +18,19 @@ const (
 	maxChangedValue = 80
 )
 
-// changeAt summarises the write that produced revision rv ("" or not a
-// number: nothing).
-func (w *world) changeAt(rv string) []string {
-	r, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || r <= 0 {
+// changeOf summarises what a write did, from the store events the server
+// reported for it (one for most writes; a delete of several objects is
+// summarised by its count).
+func changeOf(evs []store.Event) []string {
+	switch {
+	case len(evs) == 0:
 		return nil
-	}
-	evs := w.srv.Store().Events(r-1, r)
-	if len(evs) != 1 {
-		return nil
-	}
-	ev := evs[0]
-	if ev.Type == store.Deleted {
+	case len(evs) > 1:
+		return []string{fmt.Sprintf("(%d objects)", len(evs))}
+	case evs[0].Type == store.Deleted:
 		return []string{"(deleted)"}
 	}
-	return summarizeChange(ev.Prev, ev.Object)
+	return summarizeChange(evs[0].Prev, evs[0].Object)
 }
 
 // summarizeChange lists the leaf paths whose values differ between two

@@ -3,7 +3,8 @@
 //
 // A state is the store, each controller's queue of pending requests
 // (deduplicated as client-go's workqueue does), each controller's informer
-// positions per kind, the pending RequeueAfter/backoff timers and virtual
+// positions per kind (owned by its ctrlsim.Cache; the explorer only answers
+// which revision a controller may see), the pending RequeueAfter/backoff timers and virtual
 // time. A step runs one Reconcile of one controller for one request, with
 // the outcome handled as controller-runtime's reconcileHandler handles it
 // (error or Requeue: rate-limited requeue with the controller's own rate

@@ -18,7 +18,7 @@ import (
 // sums of their digests), so a step costs what it wrote, not what is
 // stored.
 type stateHash struct {
-	st  *store.Store
+	st  store.Reader
 	rev int64 // events folded in up to here
 	sum digest
 	per map[store.Key]digest
@@ -26,7 +26,7 @@ type stateHash struct {
 
 type digest [4]uint64
 
-func (h *stateHash) init(st *store.Store) {
+func (h *stateHash) init(st store.Reader) {
 	h.st, h.rev, h.sum, h.per = st, 0, digest{}, map[store.Key]digest{}
 	h.current() // the initial objects, once, at boot
 }

@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
@@ -16,11 +18,23 @@ type hooks struct {
 
 var _ ctrlsim.Hooks = (*hooks)(nil)
 
-func (h *hooks) CacheRevision(gk schema.GroupKind) int64 {
-	if h.c.mgr == nil {
-		return 0
+// Visible answers which revision of gk the controller may see, and counts
+// the view bounds in force on it as applied.
+func (h *hooks) Visible(gk schema.GroupKind) int64 {
+	h.w.countApplied(h.c, gk)
+	return h.w.visible(h.c, gk)
+}
+
+// Delivering withholds an event from the controller's handlers while an
+// event filter is in force on them, and notes it.
+func (h *hooks) Delivering(gk schema.GroupKind, ev store.Event) bool {
+	a := h.w.dropping(h.c, gk)
+	if a == nil {
+		return true
 	}
-	return h.w.sync(h.c, gk)
+	a.applied++
+	h.w.note(fmt.Sprintf("event dropped: %s %s rev %d not told to %s's handlers (%s)", ev.Type, ev.Key, ev.Rev, h.c.spec.Name, a.p.Describe()))
+	return false
 }
 
 func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
@@ -57,8 +71,10 @@ func (h *hooks) AfterCall(op *ctrlsim.Op) {
 	if op.Verb == "get" && op.Err == nil && h.w.curCtrl == h.c {
 		h.w.lastRead[storeKeyString(op)] = op.ObservedRV
 	}
-	if op.IsWrite() && op.Err == nil && op.RVAfter != "" {
-		h.w.recordWrite(h.c.spec.Name, op)
+	if op.IsWrite() && op.Err == nil {
+		for _, ev := range op.Written {
+			h.w.recordWrite(h.c.spec.Name, ev, op.Precondition != "")
+		}
 	}
 	if op.IsWrite() && op.Err == nil {
 		w := h.w
@@ -80,8 +96,8 @@ func (h *hooks) record(op *ctrlsim.Op) {
 	if op.Err != nil {
 		t.Error = op.Err.Error()
 	}
-	if op.IsWrite() && op.Err == nil && op.RVAfter != op.RVBefore {
-		t.Changed = w.changeAt(op.RVAfter)
+	if op.IsWrite() && op.Err == nil {
+		t.Changed = changeOf(op.Written)
 	}
 	if op.Cached {
 		if w.cur.Views == nil {

@@ -46,16 +46,15 @@ func (w *world) applyActions() {
 		}
 		w.actions[i] = true
 		st = nil
-		before := w.srv.Store().Rev()
-		_, err := w.userWrite(a.Op, a.Obj, a.Patch, string(a.PatchType), a.Propagation)
+		evs, err := w.userWrite(a.Op, a.Obj, a.Patch, string(a.PatchType), a.Propagation)
 		rec := trace.Action{Type: "action", Step: w.step, T: fmtDur(w.now()), Name: a.Name, Op: a.Op,
 			Key: kindString(a.Obj.GroupVersionKind()) + " " + keyString(a.Obj.GetNamespace(), a.Obj.GetName()), Outcome: errorReason(err)}
 		if err != nil {
 			rec.Error = err.Error()
 		}
-		if after := w.srv.Store().Rev(); after > before {
-			rec.RV = strconv.FormatInt(after, 10)
-			rec.Changed = w.changeAt(rec.RV)
+		if len(evs) > 0 {
+			rec.RV = strconv.FormatInt(evs[len(evs)-1].Rev, 10)
+			rec.Changed = changeOf(evs)
 			w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, Controller: UserWriter, Kind: a.Obj.GroupVersionKind().GroupKind(), Verb: a.Op})
 			w.openWindows()
 		}
@@ -251,11 +250,12 @@ func (w *world) nextWake() (time.Time, bool) {
 			continue
 		}
 		for _, c := range w.ctrls {
-			for _, gk := range informerKinds(c) {
+			for _, gk := range c.mgr.Cache().Kinds() {
+				pos, _ := c.mgr.Cache().Pos(gk)
 				if !vb.Bounds(c.spec.Name, gk) {
 					continue
 				}
-				for _, ev := range w.srv.Store().Events(c.pos[gk], 0) {
+				for _, ev := range w.srv.Store().Events(pos, 0) {
 					if ev.Key.GroupKind == gk {
 						if at, ok := vb.NextVisible(ev.Time); ok {
 							consider(at)
@@ -268,8 +268,8 @@ func (w *world) nextWake() (time.Time, bool) {
 	}
 	// Views that are behind for any reason catch up at the next sync.
 	for _, c := range w.ctrls {
-		for _, gk := range informerKinds(c) {
-			if w.visible(c, gk) > c.pos[gk] {
+		for _, gk := range c.mgr.Cache().Kinds() {
+			if w.behind(c, gk) {
 				consider(time.Now())
 			}
 		}

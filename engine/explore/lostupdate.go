@@ -7,30 +7,20 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/store"
 )
 
-// recordWrite appends the lost-update record of one accepted write, by a
-// controller or a user: what the writer had read of the object in this
-// reconcile, whether the server checked a precondition, and the leaf
-// fields the write changed, at full depth.
-func (w *world) recordWrite(writer string, op *ctrlsim.Op) {
-	after, err := strconv.ParseInt(op.RVAfter, 10, 64)
-	if err != nil || op.RVAfter == op.RVBefore {
-		return // a no-op write changed nothing
-	}
-	evs := w.srv.Store().Events(after-1, after)
-	if len(evs) != 1 {
-		return
-	}
-	ev := evs[0]
+// recordWrite appends the lost-update record of one store event a write
+// produced, by a controller or a user: what the writer had read of the
+// object in this reconcile, whether the server checked a precondition, and
+// the leaf fields the write changed, at full depth.
+func (w *world) recordWrite(writer string, ev store.Event, precondition bool) {
 	key := ev.Key.String()
 	rec := oracle.WriteRecord{
-		Step: w.step, Writer: writer, Key: key, RV: op.RVAfter,
+		Step: w.step, Writer: writer, Key: key, RV: strconv.FormatInt(ev.Rev, 10),
 		// A create cannot overwrite anything.
-		Precondition: op.Precondition != "" || ev.Type == store.Added,
+		Precondition: precondition || ev.Type == store.Added,
 		Deleted:      ev.Type == store.Deleted,
 	}
 	if writer != oracle.UserWriter {

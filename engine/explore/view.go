@@ -2,15 +2,15 @@ package explore
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // visible returns the revision controller c's informer for gk may show
-// now: the newest, unless a perturbation in force holds it back; never
-// older than what the informer already shows (informers do not go back).
+// now: the newest, unless a perturbation in force holds it back. It changes
+// nothing; the controller's cache owns its position and never moves it
+// back.
 func (w *world) visible(c *ctrl, gk schema.GroupKind) int64 {
 	w.openWindows()
 	st := w.srv.Store()
@@ -23,64 +23,13 @@ func (w *world) visible(c *ctrl, gk schema.GroupKind) int64 {
 		}
 		rev = min(rev, vb.Visible(now, a.state, st))
 	}
-	if p, ok := c.pos[gk]; ok && p > rev {
-		rev = p
-	}
 	return rev
 }
 
-// sync delivers to c's informers of gk every event up to what is visible.
-// As in a shared informer, the cache moves one event at a time and each
-// handler runs after its event is in the cache; a cache read made from a
-// handler (map functions list through the cache) sees the cache as it is
-// and delivers nothing further for that kind.
-func (w *world) sync(c *ctrl, gk schema.GroupKind) int64 {
-	key := syncKey{c, gk}
-	if w.syncing[key] {
-		return c.pos[gk]
-	}
-	rev := w.visible(c, gk)
-	from := c.pos[gk]
-	w.countApplied(c, gk)
-	if rev <= from {
-		return from
-	}
-	w.syncing[key] = true
-	defer delete(w.syncing, key)
-	dropper := w.dropping(c, gk)
-	evs := w.srv.Store().Events(from, rev)
-	// Handlers may call clients: deliver without holding the server lock.
-	w.env.Unlock()
-	defer w.env.Lock()
-	dropped := 0
-	for _, ev := range evs {
-		if ev.Key.GroupKind != gk {
-			continue
-		}
-		c.pos[gk] = ev.Rev
-		if dropper != nil {
-			dropper.applied++
-			dropped++
-		}
-		for _, inf := range c.mgr.Cache().Informers() {
-			if inf.GVK.GroupKind() != gk {
-				continue
-			}
-			if err := inf.Deliver(ev, dropper == nil); err != nil {
-				w.note(fmt.Sprintf("delivery to %s failed: %v", c.spec.Name, err))
-			}
-		}
-		if dropper != nil {
-			w.note(fmt.Sprintf("event dropped: %s %s rev %d not told to %s's handlers (%s)", ev.Type, ev.Key, ev.Rev, c.spec.Name, dropper.p.Describe()))
-		}
-	}
-	for _, inf := range c.mgr.Cache().Informers() {
-		if inf.GVK.GroupKind() == gk {
-			inf.Pos = rev
-		}
-	}
-	c.pos[gk] = rev
-	return rev
+// behind reports whether c's view of gk shows less than it may.
+func (w *world) behind(c *ctrl, gk schema.GroupKind) bool {
+	p, ok := c.mgr.Cache().Pos(gk)
+	return ok && w.visible(c, gk) > p
 }
 
 // countApplied counts a sync of c's informer of gk against every view bound
@@ -91,11 +40,6 @@ func (w *world) countApplied(c *ctrl, gk schema.GroupKind) {
 			a.applied++
 		}
 	}
-}
-
-type syncKey struct {
-	c  *ctrl
-	gk schema.GroupKind
 }
 
 // dropping returns the event filter in force on c's handlers of gk, if any.
@@ -111,21 +55,13 @@ func (w *world) dropping(c *ctrl, gk schema.GroupKind) *active {
 // syncAll brings every informer of every controller up to its view.
 func (w *world) syncAll() {
 	for _, c := range w.ctrls {
-		for _, gk := range informerKinds(c) {
+		for _, gk := range c.mgr.Cache().Kinds() {
 			w.env.Lock()
-			w.sync(c, gk)
+			_, err := c.mgr.Cache().Sync(gk)
 			w.env.Unlock()
+			if err != nil {
+				w.note(fmt.Sprintf("delivery to %s failed: %v", c.spec.Name, err))
+			}
 		}
 	}
-}
-
-func informerKinds(c *ctrl) []schema.GroupKind {
-	var out []schema.GroupKind
-	for _, inf := range c.mgr.Cache().Informers() {
-		gk := inf.GVK.GroupKind()
-		if !slices.Contains(out, gk) {
-			out = append(out, gk)
-		}
-	}
-	return out
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"os"
-	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/store"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -25,7 +25,6 @@ type ctrl struct {
 	mgr       *ctrlsim.Manager
 	cap       *ctrlsim.Captured
 	q         *queue
-	pos       map[schema.GroupKind]int64
 	crashed   bool
 	crashedBy string
 	crashes   int
@@ -45,7 +44,6 @@ type world struct {
 	step    int
 	active  []*active // parallel to cfg.Perturbations
 	actions []bool    // done
-	syncing map[syncKey]bool
 	// lost-update bookkeeping: the last writer of each key, and what the
 	// current step's controller last read of each key.
 	lastRead map[string]string
@@ -85,7 +83,6 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 	w := &world{ctx: ctx, cfg: cfg, chooser: chooser, start: time.Now(), byName: map[string]*ctrl{},
 		tw: trace.NewWriter(), res: &Result{Writes: map[string]int{}}}
 	w.res.tw = w.tw
-	w.syncing = map[syncKey]bool{}
 	w.lastRead = map[string]string{}
 	dir, err := os.MkdirTemp("", "ctrlbugs-run-")
 	if err != nil {
@@ -163,20 +160,11 @@ func (w *world) boot() error {
 const EngineVersion = "ctrlbugs-engine/0.1"
 
 func (w *world) startController(c *ctrl) error {
-	c.pos = map[schema.GroupKind]int64{}
 	c.crashed = false
 	mgr, err := ctrlsim.NewManager(w.env, c.spec.Name, &hooks{w: w, c: c}, c.spec.Manager)
 	if err != nil {
 		return err
 	}
-	mgr.SetInformerStart(func(gk schema.GroupKind) int64 {
-		if p, ok := c.pos[gk]; ok {
-			return p
-		}
-		p := w.visible(c, gk)
-		c.pos[gk] = p
-		return p
-	})
 	c.mgr = mgr
 	if err := c.spec.Setup(w.ctx, mgr); err != nil {
 		return fmt.Errorf("controller %s: setup: %w", c.spec.Name, err)
@@ -192,40 +180,50 @@ func (w *world) startController(c *ctrl) error {
 }
 
 // userWrite applies a user action or initial object as identity "user".
-func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) (*unstructured.Unstructured, error) {
+// It returns the store events the server reported for it.
+func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) ([]store.Event, error) {
 	w.env.Lock()
 	defer w.env.Unlock()
-	before := w.srv.Store().Rev()
-	defer func() {
-		for _, ev := range w.srv.Store().Events(before, 0) {
-			rv := strconv.FormatInt(ev.Rev, 10)
-			w.recordWrite(UserWriter, &ctrlsim.Op{Verb: op, RVBefore: strconv.FormatInt(ev.Rev-1, 10), RVAfter: rv})
+	writes, err := w.env.Track(func() error { return w.userCall(op, obj, patch, pt, prop) })
+	var evs []store.Event
+	for _, wr := range writes {
+		for _, ev := range wr.Events {
+			w.recordWrite(UserWriter, ev, false)
 		}
-	}()
+		evs = append(evs, wr.Events...)
+	}
+	return evs, err
+}
+
+func (w *world) userCall(op string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) error {
 	req := apiserver.Request{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), FieldManager: "user"}
 	switch op {
 	case "create":
-		return w.srv.Create(req, obj)
+		_, err := w.srv.Create(req, obj)
+		return err
 	case "update":
 		cur, err := w.srv.Get(req)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		o := obj.DeepCopy()
 		if o.GetResourceVersion() == "" {
 			o.SetResourceVersion(cur.GetResourceVersion())
 		}
-		return w.srv.Update(req, o)
+		_, err = w.srv.Update(req, o)
+		return err
 	case "patch":
-		return w.srv.Patch(req, typesPatch(pt), patch)
+		_, err := w.srv.Patch(req, typesPatch(pt), patch)
+		return err
 	case "delete":
 		opts := metav1.DeleteOptions{}
 		if prop != "" {
 			opts.PropagationPolicy = &prop
 		}
-		return w.srv.Delete(req, opts)
+		_, err := w.srv.Delete(req, opts)
+		return err
 	}
-	return nil, fmt.Errorf("unknown op %q", op)
+	return fmt.Errorf("unknown op %q", op)
 }
 
 // note records something the run did: inside a step, in the step's

@@ -57,6 +57,29 @@ type version struct {
 	obj *unstructured.Unstructured // nil: deleted at rev
 }
 
+// Reader is a Store's read-only side: what the engine outside the API
+// server (views, traces, hashing) may use. Writes go through the server.
+type Reader interface {
+	// Rev returns the latest revision.
+	Rev() int64
+	// Get returns the object as of revision atRev (0: latest).
+	Get(key Key, atRev int64) (*unstructured.Unstructured, bool)
+	// CurrentRev returns the revision of the object's latest version.
+	CurrentRev(key Key) int64
+	// List returns a kind's objects in a namespace ("" for all) as of atRev.
+	List(gk schema.GroupKind, ns string, atRev int64) []*unstructured.Unstructured
+	// Kinds returns the kinds that have ever been stored.
+	Kinds() []schema.GroupKind
+	// Events returns the log entries with after < Rev <= upto.
+	Events(after, upto int64) []Event
+	// RevAt returns the latest revision written at or before t.
+	RevAt(t time.Time) int64
+	// TimeOf returns the time revision rev was written.
+	TimeOf(rev int64) time.Time
+}
+
+var _ Reader = (*Store)(nil)
+
 // Store is a multi-version object store. It is not safe for concurrent use:
 // the engine serialises all API calls (see package explore).
 type Store struct {
