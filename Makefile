@@ -5,6 +5,7 @@
 #   make verify                        every finding and its control; the index
 #   make fidelity                      the engine against a real kube-apiserver
 #   make record FINDING=id             (re)record a finding's trace
+#   make judge TRACE=file              judge a stored trace again from its records
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
 #   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
 #   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all]   explore one scenario
@@ -28,7 +29,7 @@ QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' |
 # Run it from the project directory: $(call testbin,fluxcd) -test.run X
 testbin = (cd projects/$(1) && go test -c -o ../../out/$(1).test . && ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: test test-engine test-projects reproduce verify record explore bump bump-check findings-index check-finding mermaid-check
+.PHONY: test test-engine test-projects reproduce verify record judge explore bump bump-check findings-index check-finding mermaid-check
 
 test: test-engine test-projects
 
@@ -77,8 +78,14 @@ verify:
 	  if [ $$fail = 1 ]; then grep -v -E '^(=== RUN|--- PASS)' $$out >&2; fi; \
 	  rm -f $$out; \
 	done; \
+	(cd engine && go run ./cmd/trace-judge $(addprefix ../,$(wildcard findings/*/*.trace.jsonl)) >/dev/null && echo "every recorded verdict follows from its trace's records (trace-judge)") || fail=1; \
 	cd engine && go run ./cmd/findings-index -root .. -check || fail=1; \
 	if [ $$fail = 1 ]; then echo "verify: FAILED" >&2; exit 1; fi; echo "verify: all findings as recorded"
+
+# Judges a stored trace again, offline, from the records it keeps.
+judge:
+	@test -n "$(TRACE)" || { echo "usage: make judge TRACE=findings/<project>/<id>.trace.jsonl" >&2; exit 2; }
+	@cd engine && go run ./cmd/trace-judge $(abspath $(TRACE))
 
 # Renders every finding's Mermaid timeline with mermaid-cli in Debian's
 # chromium (both installed on first use) and fails on a parse error or an

@@ -35,14 +35,14 @@ func compileOracles(scn *scenario.Scenario, cfg *explore.Config) ([]compiledOrac
 			if scope == "" {
 				scope = scenario.ScopeFinal
 			}
-			co.def = scope + ": " + o.Expr
+			co.def = oracle.DefineCEL(scope, o.Expr)
 			if o.Scope == scenario.ScopeAlways {
 				co.inv = len(cfg.Invariants)
 				cfg.Invariants = append(cfg.Invariants, func(s explore.State) (bool, error) { return pred.Eval(oracleState(s)) })
 			}
 		}
 		if o.Type == oracle.TypeNonConvergence {
-			co.def = fmt.Sprintf("%s: bound %d steps", o.Type, nonConvergenceBound(scn.Search.MaxSteps))
+			co.def = oracle.DefineNonConvergence(nonConvergenceBound(scn.Search.MaxSteps))
 		}
 		oracles = append(oracles, co)
 	}
@@ -62,45 +62,27 @@ func traceVerdicts(oracles []compiledOracle, vs []oracle.Verdict) []trace.Verdic
 	return out
 }
 
-// evaluate runs every oracle over a finished run.
-func evaluate(oracles []compiledOracle, r *explore.Result, maxSteps int) []oracle.Verdict {
+// records gathers what the oracles judge from a finished run: the same
+// records the trace keeps.
+func records(oracles []compiledOracle, r *explore.Result) *oracle.Records {
+	recs := &oracle.Records{Writes: r.WriteRecords, Panics: r.Panics, Snapshots: r.Snapshots,
+		Final: oracle.EndState{Step: r.Final.Step, Time: r.Final.Time}}
+	for _, o := range oracles {
+		if o.inv >= 0 {
+			recs.Invariants = append(recs.Invariants, oracle.Invariant{Def: o.def, FailedAfter: r.InvariantFailedAt[o.inv], Err: r.InvariantErr[o.inv]})
+		}
+	}
+	for _, obj := range r.Final.Objects {
+		recs.Final.Objects = append(recs.Final.Objects, obj.Object)
+	}
+	return recs
+}
+
+// evaluate runs every oracle over a finished run's records.
+func evaluate(oracles []compiledOracle, recs *oracle.Records) []oracle.Verdict {
 	var out []oracle.Verdict
 	for _, o := range oracles {
-		var v oracle.Verdict
-		switch o.spec.Type {
-		case oracle.TypeCEL:
-			if o.inv >= 0 {
-				v = oracle.Verdict{Type: oracle.TypeCEL, Holds: true, Evidence: "held in every state"}
-				if at := r.InvariantFailedAt[o.inv]; at >= 0 {
-					v.Holds = false
-					v.Evidence = fmt.Sprintf("first false after step %d", at)
-					if e := r.InvariantErr[o.inv]; e != "" {
-						v.Err = e
-					}
-				}
-			} else {
-				v = oracle.CheckFinal(o.pred, oracleState(r.Final))
-			}
-		case oracle.TypeNonConvergence:
-			var snaps []oracle.Snapshot
-			for _, s := range r.Snapshots {
-				snaps = append(snaps, oracle.Snapshot{Step: s.Step, Hash: s.Hash, Writes: s.Writes, Pending: s.Pending})
-			}
-			v = oracle.NonConvergence(snaps, nonConvergenceBound(maxSteps))
-		case oracle.TypePanic:
-			var ps []oracle.PanicRecord
-			for _, p := range r.Panics {
-				ps = append(ps, oracle.PanicRecord{Step: p.Step, Controller: p.Controller, Value: p.Value, Stack: p.Stack})
-			}
-			v = oracle.Panic(ps)
-		case oracle.TypeDivergence:
-			v = oracle.Verdict{Type: oracle.TypeDivergence, Holds: true, Evidence: "judged across runs (see Outcome.Divergence)"}
-		case oracle.TypeLostUpdate:
-			v = oracle.LostUpdate(r.WriteRecords)
-		default:
-			v = oracle.Verdict{Type: o.spec.Type, Err: "unknown oracle type"}
-		}
-		out = append(out, v.Named(o.spec.Name))
+		out = append(out, oracle.Judge(oracle.Spec{Name: o.spec.Name, Type: o.spec.Type, Def: o.def, Pred: o.pred}, recs))
 	}
 	return out
 }

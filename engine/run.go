@@ -114,8 +114,9 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 	out := &Outcome{Scenario: scn.Name, Mode: mode}
 	add := func(label string, r *explore.Result) {
 		ro := &RunOutcome{Label: label, FinalHash: r.FinalHash, Final: r.Final, Writes: r.Writes, Stop: r.Stop, Steps: r.Steps, Applied: r.Applied}
-		ro.Verdicts = evaluate(oracles, r, scn.Search.MaxSteps)
-		ro.Trace = r.Finish(traceVerdicts(oracles, ro.Verdicts))
+		recs := records(oracles, r)
+		ro.Verdicts = evaluate(oracles, recs)
+		ro.Trace = r.Finish(recs, traceVerdicts(oracles, ro.Verdicts))
 		out.Runs = append(out.Runs, ro)
 	}
 	ev, err := explore.Variants(ctx, cfg, scn.Search.MaxDepth)

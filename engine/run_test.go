@@ -3,8 +3,10 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ctrlbugs/corpus/engine"
@@ -13,6 +15,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/internal/sample"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
 func sampleProject(t *testing.T) *engine.Project {
@@ -92,3 +95,70 @@ func TestLostUpdate(t *testing.T) {
 }
 
 func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+
+// TestRejudge: a run's trace keeps the records its oracles judged, so the
+// verdicts can be judged again offline and agree; records tampered with
+// change the verdicts they feed (the check is not vacuous).
+func TestRejudge(t *testing.T) {
+	data := []byte(sprintf(counterScenario, `"perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "frozen"}],`))
+	scn, err := scenario.Decode("counter.json", data, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sampleProject(t)
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		out, err := engine.Run(t.Context(), scn, p, engine.Options{Label: "rejudge"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func() *trace.Trace {
+			tr, err := trace.Read(bytes.NewReader(out.Runs[0].Trace))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tr
+		}
+		judged := func(tr *trace.Trace) map[string]engine.Rejudged {
+			rs, err := engine.Rejudge(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := map[string]engine.Rejudged{}
+			for _, r := range rs {
+				m[r.Now.Oracle] = r
+			}
+			return m
+		}
+		got := judged(read())
+		if len(got) != 4 {
+			t.Fatalf("rejudged %d oracles, want 4", len(got))
+		}
+		for name, r := range got {
+			if !r.Agree() {
+				t.Errorf("%s: recorded %s, now %s", name, r.Recorded, r.Now)
+			}
+		}
+		if !got["no-lost-update"].Now.Failed() || !got["counted-twice"].Now.Failed() {
+			t.Fatalf("the frozen cache's lost update is not in the records: %v", got)
+		}
+
+		tampered := read()
+		tampered.Records.Writes = nil
+		tampered.Records.Final.Objects = nil
+		got = judged(tampered)
+		for _, name := range []string{"no-lost-update", "counted-twice"} {
+			if got[name].Agree() {
+				t.Errorf("%s: records tampered with, verdict unchanged: %s", name, got[name].Now)
+			}
+		}
+		if !got["converges"].Agree() || !got["no-panic"].Agree() {
+			t.Errorf("untouched records changed verdicts: %v", got)
+		}
+
+		cut := read()
+		cut.Records = nil
+		if _, err := engine.Rejudge(cut); err == nil || !strings.Contains(err.Error(), "no records line") {
+			t.Fatalf("a trace without records: %v", err)
+		}
+	})
+}

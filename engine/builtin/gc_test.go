@@ -69,7 +69,7 @@ func TestGarbageCollector(t *testing.T) {
 				}
 				cm := has(r.Final, "ConfigMap", "d-config")
 				if (cm != nil) != tc.wantCM || (has(r.Final, "Deployment", "d") != nil) != tc.wantDp {
-					t.Fatalf("configmap present=%v deployment present=%v\n%s", cm != nil, has(r.Final, "Deployment", "d") != nil, r.Finish(nil))
+					t.Fatalf("configmap present=%v deployment present=%v\n%s", cm != nil, has(r.Final, "Deployment", "d") != nil, r.Finish(nil, nil))
 				}
 				if cm != nil && len(cm.GetOwnerReferences()) != tc.wantOwnerRefs {
 					t.Fatalf("owner refs: %v", cm.GetOwnerReferences())

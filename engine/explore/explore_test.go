@@ -86,7 +86,7 @@ func TestTriggers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := trace.Read(bytes.NewReader(r.Finish(nil)))
+		tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestDeterministicTrace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			traces = append(traces, r.Finish(nil))
+			traces = append(traces, r.Finish(nil, nil))
 		})
 	}
 	if !bytes.Equal(traces[0], traces[1]) {
@@ -199,7 +199,7 @@ func TestSearchFindsOrderingBug(t *testing.T) {
 		if found == 0 || found == 20 {
 			t.Fatalf("random: %d/20 failing walks, want some but not all", found)
 		}
-		rec, err := trace.Read(bytes.NewReader(failing.Finish(nil)))
+		rec, err := trace.Read(bytes.NewReader(failing.Finish(nil, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +272,7 @@ func TestPerturbations(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				tr, err := trace.Read(bytes.NewReader(r.Finish(nil)))
+				tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -290,7 +290,7 @@ func TestReplayDetectsTampering(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tampered := strings.Replace(string(r.Finish(nil)), `"verb":"create","kind":"ConfigMap"`, `"verb":"update","kind":"ConfigMap"`, 1)
+		tampered := strings.Replace(string(r.Finish(nil, nil)), `"verb":"create","kind":"ConfigMap"`, `"verb":"update","kind":"ConfigMap"`, 1)
 		rec, err := trace.Read(strings.NewReader(tampered))
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -188,7 +189,7 @@ func (w *world) afterStep() {
 	// The snapshot hash covers the store and the queues, so DFS treats two
 	// choice points as the same state only if the pending work is the same.
 	h := sha256.Sum256([]byte(storeHash + "|" + strings.Join(queues, ",")))
-	w.res.Snapshots = append(w.res.Snapshots, Snapshot{Step: w.step, Hash: "sha256:" + hex.EncodeToString(h[:]), StoreHash: storeHash, Writes: writes, Pending: pending})
+	w.res.Snapshots = append(w.res.Snapshots, oracle.Snapshot{Step: w.step, Hash: "sha256:" + hex.EncodeToString(h[:]), Writes: writes, Pending: pending})
 }
 
 // checkInvariants evaluates the "always" invariants that have held so far,

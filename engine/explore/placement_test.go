@@ -50,7 +50,7 @@ func TestActionMomentSearched(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr, err := trace.Read(bytes.NewReader(r.Finish(nil)))
+			tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}

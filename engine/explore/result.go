@@ -5,24 +5,6 @@ import (
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
-// PanicRecord is an upstream panic caught inside Reconcile.
-type PanicRecord struct {
-	Controller string
-	Step       int
-	Value      string
-	Stack      string
-}
-
-// Snapshot summarises the state after a step, for non-convergence checks.
-type Snapshot struct {
-	Step int
-	// Hash covers the normalised store and the queues; StoreHash the store.
-	Hash      string
-	StoreHash string
-	Writes    int
-	Pending   int
-}
-
 // Stop says how a run ended.
 type Stop string
 
@@ -53,8 +35,8 @@ type Result struct {
 	Steps     int
 	// Pending counts queued requests and waiting timers at the end.
 	Pending   int
-	Panics    []PanicRecord
-	Snapshots []Snapshot
+	Panics    []oracle.PanicRecord
+	Snapshots []oracle.Snapshot
 	// Choices taken at each choice point, and the options offered.
 	Choices []trace.Choice
 	// ChoiceSteps[i] is the step at which Choices[i] was made.
@@ -75,7 +57,13 @@ type Result struct {
 }
 
 // Finish appends the final record with the verdicts and returns the trace.
-func (r *Result) Finish(verdicts []trace.Verdict) []byte {
+//
+// The records the oracles judged (if any) go in the trace just before the
+// final line, so the trace can be judged again offline.
+func (r *Result) Finish(recs *oracle.Records, verdicts []trace.Verdict) []byte {
+	if recs != nil {
+		_ = r.tw.Write(trace.Records{Type: "records", Records: *recs})
+	}
 	var applied []trace.Applied
 	for _, a := range r.Applied {
 		applied = append(applied, trace.Applied{Perturbation: a.Perturbation, Times: a.Times})

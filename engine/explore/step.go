@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -52,7 +53,7 @@ func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) 
 	case panicked != nil:
 		rec.Result = "panic"
 		rec.Panic = fmt.Sprint(panicked)
-		w.res.Panics = append(w.res.Panics, PanicRecord{Controller: c.spec.Name, Step: w.step, Value: fmt.Sprint(panicked), Stack: stack})
+		w.res.Panics = append(w.res.Panics, oracle.PanicRecord{Controller: c.spec.Name, Step: w.step, Value: fmt.Sprint(panicked), Stack: stack})
 		c.q.AddRateLimited(req)
 		rec.Requeue = w.dueIn(c, req)
 	case err != nil:

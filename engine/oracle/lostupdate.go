@@ -11,27 +11,27 @@ import (
 type WriteRecord struct {
 	// Step is the step in which the write happened (user actions: the
 	// step before them).
-	Step int
+	Step int `json:"step"`
 	// Writer is the controller, or "user" for a user action.
-	Writer string
+	Writer string `json:"writer"`
 	// Key names the object: "Kind.group namespace/name".
-	Key string
+	Key string `json:"key"`
 	// Precondition reports that the write carried a resourceVersion (the
 	// server checked it) or created the object: it cannot overwrite what
 	// its writer did not see.
-	Precondition bool
+	Precondition bool `json:"precondition,omitempty"`
 	// ReadRV is the resourceVersion the writer had last read of the object
 	// in the same reconcile; "" when it wrote blind.
-	ReadRV string
+	ReadRV string `json:"readRV,omitempty"`
 	// Deleted reports that the write removed the object: what was
 	// written of it is gone.
-	Deleted bool
+	Deleted bool `json:"deleted,omitempty"`
 	// RV is the resourceVersion the write produced.
-	RV string
+	RV string `json:"rv"`
 	// Paths are the leaf fields the write changed, at full depth: dotted
 	// from the top of the object, list items by merge key
 	// ("status.conditions[type=Ready].status") where the list has one.
-	Paths []string
+	Paths []string `json:"paths,omitempty"`
 }
 
 // UserWriter is the Writer of user actions. Users are victims, never

@@ -6,17 +6,17 @@ import "fmt"
 // [NonConvergence].
 type Snapshot struct {
 	// Step is the step number.
-	Step int
+	Step int `json:"step"`
 	// Hash identifies the normalised cluster state after the step. It
 	// should leave out what changes on every write whatever the
 	// controllers intend (resourceVersion, managedFields, timestamps), or
 	// every state looks new.
-	Hash string
+	Hash string `json:"hash"`
 	// Writes counts the writes in this step that changed stored state.
-	Writes int
+	Writes int `json:"writes,omitempty"`
 	// Pending counts the work left after the step: queued requests plus
 	// armed timers.
-	Pending int
+	Pending int `json:"pending,omitempty"`
 }
 
 // NonConvergence judges whether a run settled. history is one run's

@@ -11,13 +11,13 @@ const stackLines = 5
 // PanicRecord is one panic the engine recovered from a controller.
 type PanicRecord struct {
 	// Step is the step in which the controller panicked.
-	Step int
+	Step int `json:"step"`
 	// Controller is the controller that panicked.
-	Controller string
+	Controller string `json:"controller"`
 	// Value is the panic value, formatted.
-	Value string
+	Value string `json:"value"`
 	// Stack is the goroutine's stack, as runtime/debug.Stack prints it.
-	Stack string
+	Stack string `json:"stack"`
 }
 
 // Panic holds when no controller panicked. Otherwise Evidence names the

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/ctrlbugs/corpus/engine/oracle"
 )
 
 // Header opens a trace.
@@ -140,6 +142,13 @@ type Verdict struct {
 	Evidence string `json:"evidence,omitempty"`
 }
 
+// Records are what the oracles judged, written just before the final line:
+// a stored trace can be judged again offline (engine.Rejudge).
+type Records struct {
+	Type string `json:"type"` // "records"
+	oracle.Records
+}
+
 // Final closes a trace.
 type Final struct {
 	Type      string `json:"type"` // "final"
@@ -160,6 +169,8 @@ type Trace struct {
 	Actions []Action
 	Notes   []Note
 	Final   *Final
+	// Records are the run's oracle records (nil in a trace cut short).
+	Records *oracle.Records
 	// Lines keeps every record in order (Step, Action, Note values) for renderers.
 	Lines []any
 }
@@ -245,6 +256,12 @@ func Read(r io.Reader) (*Trace, error) {
 			}
 			t.Notes = append(t.Notes, n)
 			t.Lines = append(t.Lines, n)
+		case "records":
+			var rec Records
+			if err := dec(&rec); err != nil {
+				return nil, err
+			}
+			t.Records = &rec.Records
 		case "final":
 			var f Final
 			if err := dec(&f); err != nil {
