@@ -55,6 +55,10 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 	} else if opts.OrphanDependents != nil && *opts.OrphanDependents {
 		policy = metav1.DeletePropagationOrphan
 	}
+	if k.GVK.GroupKind() == crdGVK.GroupKind() && obj.GetDeletionTimestamp() == nil {
+		// The CRD storage's Delete holds the CRD until its objects are gone.
+		finalizers = with(finalizers, CRDCleanupFinalizer)
+	}
 	switch policy {
 	case metav1.DeletePropagationOrphan:
 		finalizers = without(finalizers, metav1.FinalizerDeleteDependents)

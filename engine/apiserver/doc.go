@@ -27,6 +27,13 @@
 //     built from client-go's built-in schemas and, for CRDs, from the CRD's
 //     OpenAPI schema via apiextensions-apiserver's own builder.
 //   - CRD structural defaulting and pruning, via apiextensions-apiserver.
+//   - CRD lifecycle (crdlife.go): a CustomResourceDefinition written through
+//     the API is served at once, and a status write by "apiextensions-
+//     apiserver" follows it (acceptedNames, storedVersions, NamesAccepted
+//     and Established), as kube-apiserver's naming and establishing
+//     controllers do; deleting it adds the cleanup finalizer, deletes its
+//     objects, and once none is left removes the CRD and stops serving its
+//     kind.
 //   - namespaces: the four namespaces kube-apiserver creates at start-up
 //     exist; a namespaced object can be created only in an existing,
 //     non-terminating namespace (the NamespaceLifecycle admission plugin).
@@ -37,6 +44,18 @@
 // suite in engine/fidelity, which runs the same calls against a real
 // kube-apiserver):
 //   - One version per kind: no conversion between API versions.
+//   - CRD lifecycle: the apiextensions controllers' writes follow the CRD
+//     write at once (the real ones take milliseconds, so a controller may
+//     see a CRD without Established in between; here it never does unless
+//     installing its schema fails, which leaves Established False). CRDs a
+//     harness installs at boot (InstallCRD) are served without a stored
+//     CRD object. A terminating CRD held by objects with finalizers is
+//     looked at again only on its next write (the finalizer controller's
+//     resync is not modelled). The RESTMapper keeps a removed kind's
+//     mapping (requests for it are 404s). CRD objects' managed fields are
+//     deduced from the object (no schema for them is linkable: client-go's
+//     has none and apiextensions' apply configurations are untyped), so
+//     their lists are atomic to server-side apply.
 //   - Built-in defaulting and validation are not run (k8s.io/kubernetes'
 //     internal registry is not linked). What is run: apimachinery's
 //     object-meta validation (names, labels, annotations, owner references,

@@ -95,9 +95,19 @@ func resetFields(k *Kind, subresource string) map[fieldpath.APIVersion]fieldpath
 
 func (s *Server) addBuiltins() error {
 	conv := applyconfigurations.NewTypeConverter(s.scheme)
+	// CustomResourceDefinitions are apiextensions-apiserver's: client-go's
+	// schemas do not have them, and apiextensions' own apply
+	// configurations carry no schema (only untyped). Their managed fields
+	// are deduced from the object (every list atomic): a named
+	// simplification, see doc.go.
+	crdConv := managedfields.NewDeducedTypeConverter()
 	for _, b := range builtinKinds {
 		if !s.scheme.Recognizes(b.gvk) {
 			continue
+		}
+		conv := conv
+		if b.gvk.Group == crdGVK.Group {
+			conv = crdConv
 		}
 		k := &Kind{GVK: b.gvk, Resource: b.resource, Namespaced: b.namespaced, Status: b.status,
 			Generation: b.generation, Unconditional: true,

@@ -75,6 +75,11 @@ type Write struct {
 	Events []store.Event
 }
 
+// ByServer reports whether the server made the write itself, following
+// another (the apiextensions controllers' CRD writes): callers attribute it
+// to the server, not to whoever made the write it follows.
+func (w Write) ByServer() bool { return w.Manager == CRDManager }
+
 // New returns a server with kube-apiserver's start-up namespaces (default,
 // kube-system, kube-public, kube-node-lease) already created.
 func New(opts Options) (*Server, error) {
@@ -133,6 +138,10 @@ func (s *Server) notify(w Write) {
 	}
 	for _, fn := range s.observers {
 		fn(w)
+	}
+	// The apiextensions controllers act after a CRD write is stored.
+	if w.Err == nil && w.Key.GroupKind == crdGVK.GroupKind() && len(w.Events) > 0 && s.kinds[crdGVK.GroupKind()] != nil {
+		s.followCRD(w.Events[len(w.Events)-1])
 	}
 }
 

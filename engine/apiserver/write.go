@@ -317,10 +317,12 @@ var standardFinalizers = []string{"kubernetes", metav1.FinalizerOrphanDependents
 
 // validateMeta runs apimachinery's object-meta validation, plus, for
 // built-in kinds, core validation's stricter finalizer-name rule (custom
-// resources get only apimachinery's).
+// resources get only apimachinery's, and so do CustomResourceDefinitions:
+// apiextensions-apiserver validates their metadata with apimachinery's
+// rules, which is how its own cleanup finalizer passes).
 func validateMeta(k *Kind, obj *unstructured.Unstructured) field.ErrorList {
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, k.Namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	if !k.CRD {
+	if !k.CRD && k.GVK.Group != crdGVK.Group {
 		for i, f := range obj.GetFinalizers() {
 			if !slices.Contains(standardFinalizers, f) && !strings.Contains(f, "/") {
 				errs = append(errs, field.Invalid(field.NewPath("metadata", "finalizers").Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))

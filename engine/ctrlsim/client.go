@@ -94,7 +94,9 @@ func (c *Client) call(op *Op, fn func() error) error {
 		op.RVBefore = writes[len(writes)-1].RVBefore
 	}
 	for _, w := range writes {
-		op.Written = append(op.Written, w.Events...)
+		if !w.ByServer() {
+			op.Written = append(op.Written, w.Events...)
+		}
 	}
 	c.hooks.AfterCall(op)
 	return op.Err

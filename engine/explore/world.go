@@ -187,6 +187,9 @@ func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byt
 	writes, err := w.env.Track(func() error { return w.userCall(op, obj, patch, pt, prop) })
 	var evs []store.Event
 	for _, wr := range writes {
+		if wr.ByServer() {
+			continue
+		}
 		for _, ev := range wr.Events {
 			w.recordWrite(UserWriter, ev, false)
 		}

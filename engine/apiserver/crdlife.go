@@ -1,0 +1,160 @@
+package apiserver
+
+import (
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/store"
+)
+
+// The CRD lifecycle: what kube-apiserver's apiextensions controllers do
+// after a CustomResourceDefinition is written, within milliseconds of it
+// (pkg/controller/establish, pkg/controller/status naming controller,
+// pkg/controller/finalizer in k8s.io/apiextensions-apiserver).
+const (
+	// CRDManager is the field manager of the server's own CRD writes.
+	CRDManager = "apiextensions-apiserver"
+	// CRDCleanupFinalizer holds a deleted CRD until its objects are gone
+	// (added by the CRD storage's Delete, as the real server does).
+	CRDCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
+)
+
+var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
+
+// followCRD acts on a stored change of a CustomResourceDefinition, as the
+// apiextensions controllers would right after it:
+//   - created or updated: its kind is served (again) and, unless the status
+//     already says so, a status write by CRDManager sets acceptedNames,
+//     storedVersions and the NamesAccepted and Established conditions;
+//   - deleted (deletionTimestamp with the cleanup finalizer): every object
+//     of its kind is deleted; once none is left the finalizer is removed,
+//     the CRD goes and its kind is no longer served.
+//
+// Each of these is a write of its own (its own revision and watch event),
+// made at once rather than after the few milliseconds the real controllers
+// take.
+func (s *Server) followCRD(ev store.Event) {
+	if ev.Type == store.Deleted {
+		if crd, err := decodeCRD(ev.Prev); err == nil {
+			delete(s.kinds, crdKind(crd))
+		}
+		return
+	}
+	crd, err := decodeCRD(ev.Object)
+	if err != nil {
+		return
+	}
+	if crd.DeletionTimestamp != nil {
+		s.finalizeCRD(crd)
+		return
+	}
+	installErr := s.InstallCRD(crd)
+	want := crd.DeepCopy()
+	want.Status.AcceptedNames = crd.Spec.Names
+	for _, v := range crd.Spec.Versions {
+		if v.Storage && !contains(want.Status.StoredVersions, v.Name) {
+			want.Status.StoredVersions = append(want.Status.StoredVersions, v.Name)
+		}
+	}
+	setCRDCondition(want, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found", s.metaNow())
+	if installErr != nil {
+		setCRDCondition(want, apiextensionsv1.Established, apiextensionsv1.ConditionFalse, "Installing", installErr.Error(), s.metaNow())
+	} else {
+		setCRDCondition(want, apiextensionsv1.Established, apiextensionsv1.ConditionTrue, "InitialNamesAccepted", "the initial names have been accepted", s.metaNow())
+	}
+	if equalCRDStatus(crd.Status, want.Status) {
+		return
+	}
+	u, err := toUnstructuredCRD(want)
+	if err != nil {
+		return
+	}
+	_, _ = s.Update(Request{GVK: crdGVK, Name: crd.Name, Subresource: "status", FieldManager: CRDManager}, u)
+}
+
+// finalizeCRD deletes a terminating CRD's objects and, once none is left,
+// lets the CRD go.
+func (s *Server) finalizeCRD(crd *apiextensionsv1.CustomResourceDefinition) {
+	if !contains(crd.Finalizers, CRDCleanupFinalizer) {
+		return
+	}
+	gk := crdKind(crd)
+	if k, ok := s.kinds[gk]; ok {
+		for _, it := range s.store.List(gk, "", 0) {
+			if it.GetDeletionTimestamp() != nil {
+				continue
+			}
+			_, _ = s.Delete(Request{GVK: k.GVK, Namespace: it.GetNamespace(), Name: it.GetName(), FieldManager: CRDManager}, metav1.DeleteOptions{})
+		}
+		if len(s.store.List(gk, "", 0)) > 0 {
+			// Objects with finalizers hold the CRD, as in a real cluster;
+			// the next write of the CRD looks again.
+			return
+		}
+	}
+	want := crd.DeepCopy()
+	want.Finalizers = without(want.Finalizers, CRDCleanupFinalizer)
+	u, err := toUnstructuredCRD(want)
+	if err != nil {
+		return
+	}
+	_, _ = s.Update(Request{GVK: crdGVK, Name: crd.Name, FieldManager: CRDManager}, u)
+}
+
+func crdKind(crd *apiextensionsv1.CustomResourceDefinition) schema.GroupKind {
+	return schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+}
+
+func decodeCRD(u *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if u == nil {
+		return nil, fmt.Errorf("no object")
+	}
+	return crd, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd)
+}
+
+func toUnstructuredCRD(crd *apiextensionsv1.CustomResourceDefinition) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(crdGVK)
+	return u, nil
+}
+
+// setCRDCondition sets a condition, keeping its transition time when the
+// status does not change (apiextensions' helpers.SetCRDCondition).
+func setCRDCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType, st apiextensionsv1.ConditionStatus, reason, msg string, now metav1.Time) {
+	for i, c := range crd.Status.Conditions {
+		if c.Type != t {
+			continue
+		}
+		if c.Status != st {
+			crd.Status.Conditions[i].LastTransitionTime = now
+		}
+		crd.Status.Conditions[i].Status, crd.Status.Conditions[i].Reason, crd.Status.Conditions[i].Message = st, reason, msg
+		return
+	}
+	crd.Status.Conditions = append(crd.Status.Conditions, apiextensionsv1.CustomResourceDefinitionCondition{Type: t, Status: st, Reason: reason, Message: msg, LastTransitionTime: now})
+}
+
+func equalCRDStatus(a, b apiextensionsv1.CustomResourceDefinitionStatus) bool {
+	ua, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(&a)
+	ub, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(&b)
+	return err1 == nil && err2 == nil && fmt.Sprint(ua) == fmt.Sprint(ub)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
