@@ -333,10 +333,12 @@ func (i *Informer) ReplayInitial() error {
 		if reg.replayed || reg.removed {
 			continue
 		}
-		reg.replayed = true
 		if !ok {
+			// Not served (yet): a started informer keeps listing until
+			// the kind appears; the handler gets its initial list then.
 			continue
 		}
+		reg.replayed = true
 		for _, u := range srv.Store().List(k.GVK.GroupKind(), "", i.Pos()) {
 			obj, err := i.convert(u)
 			if err != nil {
@@ -427,7 +429,9 @@ func (i *Informer) Deliver(ev store.Event, notify bool) error {
 		}
 	}
 	for _, r := range i.handlers {
-		if r.removed {
+		// A handler that has not had its initial list yet gets this
+		// object in it (the list is taken at the cache's position).
+		if r.removed || !r.replayed {
 			continue
 		}
 		switch ev.Type {

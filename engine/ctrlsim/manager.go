@@ -98,6 +98,7 @@ type Captured struct {
 	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 	runnable    manager.Runnable
 	log         func(*reconcile.Request) logr.Logger
+	started     bool
 }
 
 // Logger returns the logger upstream would use for req.
@@ -137,11 +138,18 @@ func (m *Manager) Other() []manager.Runnable { return m.other }
 // QueueFactory builds the engine-owned queue of a controller.
 type QueueFactory func(controller string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request]
 
-// Start wires every captured controller to a queue from newQueue and calls
-// its Warmup, which starts upstream's sources (handlers and predicates) and
-// no worker. ctx must outlive the run (handlers pass it to map functions).
+// StartControllers wires every captured controller not started yet to a
+// queue from newQueue and calls its Warmup, which starts upstream's sources
+// (handlers and predicates) and no worker; then it replays initial lists to
+// handlers registered since the last call. It may be called again when
+// upstream adds controllers at runtime. ctx must outlive the run (handlers
+// pass it to map functions).
 func (m *Manager) StartControllers(ctx context.Context, newQueue QueueFactory) error {
 	for _, c := range m.captured {
+		if c.started {
+			continue
+		}
+		c.started = true
 		v := reflect.ValueOf(c.runnable).Elem()
 		captured := c
 		nq := func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {

@@ -10,43 +10,62 @@ import (
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
-// hooks connect one controller's clients to the world.
+// hooks connect one process's clients and cache to the world.
 type hooks struct {
 	w *world
-	c *ctrl
+	p *proc
+}
+
+// current returns the process's controller whose reconcile is running, or
+// nil when none of its controllers is (a handler or map function).
+func (h *hooks) current() *ctrl {
+	if c := h.w.curCtrl; c != nil && c.proc == h.p {
+		return c
+	}
+	return nil
+}
+
+// writer names who made a call: the reconciling controller, or the
+// process.
+func (h *hooks) writer() string {
+	if c := h.current(); c != nil {
+		return c.name
+	}
+	return h.p.spec.Name
 }
 
 var _ ctrlsim.Hooks = (*hooks)(nil)
 
-// Visible answers which revision of gk the controller may see, and counts
+// Visible answers which revision of gk the process may see, and counts
 // the view bounds in force on it as applied.
 func (h *hooks) Visible(gk schema.GroupKind) int64 {
-	h.w.countApplied(h.c, gk)
-	return h.w.visible(h.c, gk)
+	h.w.countApplied(h.p, gk)
+	return h.w.visible(h.p, gk)
 }
 
 // Delivering withholds an event from the controller's handlers while an
 // event filter is in force on them, and notes it.
 func (h *hooks) Delivering(gk schema.GroupKind, ev store.Event) bool {
-	a := h.w.dropping(h.c, gk)
+	a := h.w.dropping(h.p, gk)
 	if a == nil {
 		return true
 	}
 	a.applied++
-	h.w.note(fmt.Sprintf("event dropped: %s %s rev %d not told to %s's handlers (%s)", ev.Type, ev.Key, ev.Rev, h.c.spec.Name, a.p.Describe()))
+	h.w.note(fmt.Sprintf("event dropped: %s %s rev %d not told to %s's handlers (%s)", ev.Type, ev.Key, ev.Rev, h.p.spec.Name, a.p.Describe()))
 	return false
 }
 
 func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
-	c := h.c
-	if c.crashed {
+	p := h.p
+	if p.crashed {
 		return errCrashed
 	}
-	if !op.IsWrite() || h.w.curCtrl != c {
+	c := h.current()
+	if !op.IsWrite() || c == nil {
 		return nil
 	}
 	c.stepWrite++
-	wc := WriteContext{Controller: c.spec.Name, InReconcile: c.stepWrite, InRun: h.w.res.Writes[c.spec.Name] + 1}
+	wc := WriteContext{Controller: p.spec.Name, InReconcile: c.stepWrite, InRun: h.w.res.Writes[p.spec.Name] + 1}
 	for _, a := range h.w.active {
 		wf, ok := a.p.(WriteFault)
 		if !ok || !a.inForce() {
@@ -57,8 +76,8 @@ func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 			continue
 		}
 		a.applied++
-		c.crashed = true
-		c.crashedBy = a.p.Describe()
+		p.crashed = true
+		p.crashedBy = a.p.Describe()
 		op.Err = errCrashed
 		h.record(op)
 		panic(crashSignal{})
@@ -68,25 +87,25 @@ func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 
 func (h *hooks) AfterCall(op *ctrlsim.Op) {
 	h.record(op)
-	if op.Verb == "get" && op.Err == nil && h.w.curCtrl == h.c {
+	if op.Verb == "get" && op.Err == nil && h.current() != nil {
 		h.w.lastRead[storeKeyString(op)] = op.ObservedRV
 	}
 	if op.IsWrite() && op.Err == nil {
 		for _, ev := range op.Written {
-			h.w.recordWrite(h.c.spec.Name, ev, op.Precondition != "")
+			h.w.recordWrite(h.writer(), ev, op.Precondition != "")
 		}
 	}
 	if op.IsWrite() && op.Err == nil {
 		w := h.w
-		w.res.Writes[h.c.spec.Name]++
-		w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, Controller: h.c.spec.Name, Kind: op.GVK.GroupKind(), Verb: op.Verb, Sub: op.Subresource})
+		w.res.Writes[h.p.spec.Name]++
+		w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, Controller: h.p.spec.Name, Kind: op.GVK.GroupKind(), Verb: op.Verb, Sub: op.Subresource})
 		w.openWindows()
 	}
 }
 
 func (h *hooks) record(op *ctrlsim.Op) {
 	w := h.w
-	if w.cur == nil || w.curCtrl != h.c {
+	if w.cur == nil || h.current() == nil {
 		return
 	}
 	t := trace.Op{T: fmtDur(w.now()), Verb: op.Verb, Sub: op.Subresource, PatchType: op.PatchType, Kind: kindString(op.GVK),

@@ -103,6 +103,7 @@ func (w *world) loop() error {
 	for {
 		w.updateWindows(func() State { return w.state() })
 		w.applyActions()
+		w.adoptAll()
 		w.syncAll()
 		now := time.Now()
 		for _, c := range w.ctrls {
@@ -137,14 +138,14 @@ func (w *world) loop() error {
 		if ord, by := w.ordered(); len(ord) > 0 {
 			var opts []*ctrl
 			for _, c := range run {
-				if slices.Contains(ord, c.spec.Name) {
+				if slices.Contains(ord, c.name) {
 					opts = append(opts, c)
 				}
 			}
 			if len(opts) > 1 && slices.Contains(opts, run[0]) {
 				var names []string
 				for _, c := range opts {
-					names = append(names, c.spec.Name)
+					names = append(names, c.name)
 				}
 				i := w.chooser.Choose(w.step+1, names)
 				if i < 0 || i >= len(opts) {
@@ -179,7 +180,7 @@ func (w *world) afterStep() {
 	var queues []string
 	for _, c := range w.ctrls {
 		pending += len(c.q.items) + len(c.q.waiting)
-		queues = append(queues, fmt.Sprintf("%s=%x", c.spec.Name, c.q.digest.value()))
+		queues = append(queues, fmt.Sprintf("%s=%x", c.name, c.q.digest.value()))
 	}
 	// Writes counts this step's accepted controller writes.
 	writes := len(w.res.WriteLog) - w.snapWrites
@@ -250,10 +251,10 @@ func (w *world) nextWake() (time.Time, bool) {
 		if !ok || !a.inForce() {
 			continue
 		}
-		for _, c := range w.ctrls {
-			for _, gk := range c.mgr.Cache().Kinds() {
-				pos, _ := c.mgr.Cache().Pos(gk)
-				if !vb.Bounds(c.spec.Name, gk) {
+		for _, p := range w.procs {
+			for _, gk := range p.mgr.Cache().Kinds() {
+				pos, _ := p.mgr.Cache().Pos(gk)
+				if !vb.Bounds(p.spec.Name, gk) {
 					continue
 				}
 				for _, ev := range w.srv.Store().Events(pos, 0) {
@@ -268,9 +269,9 @@ func (w *world) nextWake() (time.Time, bool) {
 		}
 	}
 	// Views that are behind for any reason catch up at the next sync.
-	for _, c := range w.ctrls {
-		for _, gk := range c.mgr.Cache().Kinds() {
-			if w.behind(c, gk) {
+	for _, p := range w.procs {
+		for _, gk := range p.mgr.Cache().Kinds() {
+			if w.behind(p, gk) {
 				consider(time.Now())
 			}
 		}

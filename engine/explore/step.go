@@ -16,7 +16,7 @@ import (
 // reconcile runs one step.
 func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) {
 	w.step++
-	rec := &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: c.spec.Name, Request: req.String(), Choice: choice}
+	rec := &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: c.name, Request: req.String(), Choice: choice}
 	w.cur, w.curCtrl = rec, c
 	c.stepWrite = 0
 	clear(w.lastRead)
@@ -37,12 +37,16 @@ func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) 
 		res, err = cap.Reconciler.Reconcile(ctx, req)
 	}()
 	rec.End = fmtDur(w.now())
-	if _, ok := panicked.(crashSignal); ok || c.crashed {
+	if _, ok := panicked.(crashSignal); ok || c.proc.crashed {
 		rec.Result = "crash"
-		c.crashes++
-		rec.Notes = append(rec.Notes, fmt.Sprintf("crash injected at write %d of this reconcile (%s); controller restarted: queue dropped, informers re-listed", c.stepWrite, c.crashedBy))
+		c.proc.crashes++
+		what := "controller restarted: queue dropped"
+		if len(c.proc.ctrls) > 1 {
+			what = fmt.Sprintf("process %s restarted: its %d controllers' queues dropped", c.proc.spec.Name, len(c.proc.ctrls))
+		}
+		rec.Notes = append(rec.Notes, fmt.Sprintf("crash injected at write %d of this reconcile (%s); %s, informers re-listed", c.stepWrite, c.proc.crashedBy, what))
 		w.cur, w.curCtrl = nil, nil
-		if err := w.startController(c); err != nil {
+		if err := w.startProcess(c.proc); err != nil {
 			rec.Error = "restart failed: " + err.Error()
 		}
 		_ = w.tw.Write(rec)
@@ -53,7 +57,7 @@ func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) 
 	case panicked != nil:
 		rec.Result = "panic"
 		rec.Panic = fmt.Sprint(panicked)
-		w.res.Panics = append(w.res.Panics, oracle.PanicRecord{Controller: c.spec.Name, Step: w.step, Value: fmt.Sprint(panicked), Stack: stack})
+		w.res.Panics = append(w.res.Panics, oracle.PanicRecord{Controller: c.name, Step: w.step, Value: fmt.Sprint(panicked), Stack: stack})
 		c.q.AddRateLimited(req)
 		rec.Requeue = w.dueIn(c, req)
 	case err != nil:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"os"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,16 +21,32 @@ import (
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
-type ctrl struct {
+// proc is one upstream process: one manager (one cache, one client
+// identity, one set of in-memory state built by Setup) running one or more
+// controllers. A crash restarts the whole process.
+type proc struct {
 	spec      Controller
 	mgr       *ctrlsim.Manager
-	cap       *ctrlsim.Captured
-	q         *queue
+	ctrls     []*ctrl
 	crashed   bool
 	crashedBy string
 	crashes   int
+}
+
+// ctrl is one controller of a process: a queue and a reconciler, the unit
+// the scheduler picks.
+type ctrl struct {
+	proc *proc
+	// name is the process's name when it runs one controller, else
+	// "<process>/<controller>".
+	name      string
+	cap       *ctrlsim.Captured
+	q         *queue
 	stepWrite int
 }
+
+// mgr returns the manager of the controller's process.
+func (c *ctrl) mgr() *ctrlsim.Manager { return c.proc.mgr }
 
 type world struct {
 	ctx     context.Context
@@ -38,8 +55,8 @@ type world struct {
 	start   time.Time
 	srv     *apiserver.Server
 	env     *ctrlsim.Env
-	ctrls   []*ctrl
-	byName  map[string]*ctrl
+	procs   []*proc
+	ctrls   []*ctrl // every process's controllers, in start order
 	seq     int64
 	step    int
 	active  []*active // parallel to cfg.Perturbations
@@ -80,7 +97,7 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &world{ctx: ctx, cfg: cfg, chooser: chooser, start: time.Now(), byName: map[string]*ctrl{},
+	w := &world{ctx: ctx, cfg: cfg, chooser: chooser, start: time.Now(),
 		tw: trace.NewWriter(), res: &Result{Writes: map[string]int{}}}
 	w.res.tw = w.tw
 	w.lastRead = map[string]string{}
@@ -146,10 +163,9 @@ func (w *world) boot() error {
 	w.checkInvariants()
 	w.openWindows()
 	for _, spec := range w.cfg.Controllers {
-		c := &ctrl{spec: spec}
-		w.ctrls = append(w.ctrls, c)
-		w.byName[spec.Name] = c
-		if err := w.startController(c); err != nil {
+		p := &proc{spec: spec}
+		w.procs = append(w.procs, p)
+		if err := w.startProcess(p); err != nil {
 			return err
 		}
 	}
@@ -159,24 +175,89 @@ func (w *world) boot() error {
 // EngineVersion is recorded in every trace header.
 const EngineVersion = "ctrlbugs-engine/0.1"
 
-func (w *world) startController(c *ctrl) error {
-	c.crashed = false
-	mgr, err := ctrlsim.NewManager(w.env, c.spec.Name, &hooks{w: w, c: c}, c.spec.Manager)
+// startProcess (re)starts a process as its main would: a fresh manager,
+// upstream's Setup on it, then every controller it built started. After a
+// crash the process's controllers keep their places in the schedule (a
+// restart must build the same controllers), with new queues.
+func (w *world) startProcess(p *proc) error {
+	p.crashed = false
+	restart := p.mgr != nil
+	mgr, err := ctrlsim.NewManager(w.env, p.spec.Name, &hooks{w: w, p: p}, p.spec.Manager)
 	if err != nil {
 		return err
 	}
-	c.mgr = mgr
-	if err := c.spec.Setup(w.ctx, mgr); err != nil {
-		return fmt.Errorf("controller %s: setup: %w", c.spec.Name, err)
+	p.mgr = mgr
+	if err := p.spec.Setup(w.ctx, mgr); err != nil {
+		return fmt.Errorf("controller %s: setup: %w", p.spec.Name, err)
 	}
-	if len(mgr.Controllers()) != 1 {
-		return fmt.Errorf("controller %s: setup built %d controllers; register exactly one per name", c.spec.Name, len(mgr.Controllers()))
+	if len(mgr.Controllers()) == 0 {
+		return fmt.Errorf("controller %s: setup built no controller", p.spec.Name)
 	}
-	c.cap = mgr.Controllers()[0]
-	return mgr.StartControllers(w.ctx, func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-		c.q = newQueue(w, c.spec.Name, rl)
-		return c.q
+	if restart {
+		if got, want := capturedNames(mgr.Controllers()), ctrlNames(p.ctrls); got != want {
+			return fmt.Errorf("controller %s: restart built controllers [%s], the first start [%s]", p.spec.Name, got, want)
+		}
+		for i, c := range p.ctrls {
+			c.cap = mgr.Controllers()[i]
+		}
+	}
+	return w.adopt(p)
+}
+
+// adopt starts the controllers a process's manager holds and the engine
+// does not run yet (all of them at start and restart; later, those
+// upstream built at runtime), and replays initial lists to handlers
+// registered since the last time.
+func (w *world) adopt(p *proc) error {
+	caps := p.mgr.Controllers()
+	for i := len(p.ctrls); i < len(caps); i++ {
+		name := p.spec.Name
+		if len(caps) > 1 || i > 0 {
+			name = p.spec.Name + "/" + caps[i].Name
+		}
+		c := &ctrl{proc: p, name: name, cap: caps[i]}
+		p.ctrls = append(p.ctrls, c)
+		w.ctrls = append(w.ctrls, c)
+	}
+	return p.mgr.StartControllers(w.ctx, func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+		for _, c := range p.ctrls {
+			if c.cap.Name == name {
+				c.q = newQueue(w, c.name, rl)
+				return c.q
+			}
+		}
+		panic(fmt.Sprintf("explore: queue for unknown controller %q of %s", name, p.spec.Name))
 	})
+}
+
+// adoptAll starts what processes built at runtime: controllers added to
+// their managers since the last step, and initial lists for handlers
+// registered since (including on kinds served only since).
+func (w *world) adoptAll() {
+	for _, p := range w.procs {
+		if p.crashed {
+			continue
+		}
+		if err := w.adopt(p); err != nil {
+			w.note(fmt.Sprintf("%s: starting what it built at runtime failed: %v", p.spec.Name, err))
+		}
+	}
+}
+
+func capturedNames(caps []*ctrlsim.Captured) string {
+	var out []string
+	for _, c := range caps {
+		out = append(out, c.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func ctrlNames(cs []*ctrl) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.cap.Name)
+	}
+	return strings.Join(out, ", ")
 }
 
 // userWrite applies a user action or initial object as identity "user".
