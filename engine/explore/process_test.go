@@ -1,0 +1,179 @@
+package explore_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/enginetest"
+	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/internal/sample"
+	"github.com/ctrlbugs/corpus/engine/perturb"
+	"github.com/ctrlbugs/corpus/engine/trace"
+)
+
+// processConfig runs the Defaulter and the Deployer as one process "app"
+// (one manager, one cache), as an upstream main that sets up several
+// reconcilers does. mgrs collects each manager the process was started on.
+func processConfig(t *testing.T, mgrs *[]*ctrlsim.Manager) *explore.Config {
+	s := scheme(t)
+	return &explore.Config{
+		Scenario: "process",
+		Cluster:  explore.Cluster{Scheme: s},
+		Controllers: []explore.Controller{{Name: "app", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+			*mgrs = append(*mgrs, mgr)
+			if err := (&sample.Defaulter{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+				return err
+			}
+			return (&sample.Deployer{Client: mgr.GetClient()}).SetupWithManager(mgr)
+		}}},
+		Objects: []*unstructured.Unstructured{obj(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "default"}})},
+		Horizon: time.Minute,
+	}
+}
+
+func runTrace(t *testing.T, cfg *explore.Config) (*explore.Result, *trace.Trace) {
+	t.Helper()
+	r, err := explore.Run(t.Context(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, tr
+}
+
+func stepNames(tr *trace.Trace) string {
+	var out []string
+	for _, s := range tr.Steps {
+		out = append(out, s.Controller+":"+s.Result)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestProcessSharedCache: two controllers of one process share one cache
+// (one informer per kind, both controllers' handlers on it), are scheduled
+// as two controllers, and a view bound on the process holds both back.
+func TestProcessSharedCache(t *testing.T) {
+	cmGK := schema.GroupKind{Kind: "ConfigMap"}
+	cases := []struct {
+		name      string
+		stale     bool
+		wantSteps string
+		wantMode  string
+	}{
+		// The Defaulter writes "app" (both queues get it; the Deployer's
+		// copy is already queued); the Deployer reads it through the
+		// shared cache and creates app-deploy (both get that).
+		{"fresh", false, "app/defaulter:ok app/deployer:ok app/defaulter:ok app/defaulter:ok app/deployer:ok", "safe"},
+		// Frozen at boot, the Deployer reads "app" without the mode the
+		// Defaulter (same process, same cache) wrote.
+		{"frozen cache", true, "app/defaulter:ok app/deployer:ok", "fast"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			enginetest.Bubble(t, 1, func(t *testing.T) {
+				var mgrs []*ctrlsim.Manager
+				cfg := processConfig(t, &mgrs)
+				if tc.stale {
+					cfg.Perturbations = []explore.Perturbation{perturb.Staleness{Controller: "app", Kind: cmGK, Mode: perturb.ModeFrozen}}
+				}
+				r, tr := runTrace(t, cfg)
+				if got := stepNames(tr); got != tc.wantSteps {
+					t.Errorf("steps %q, want %q", got, tc.wantSteps)
+				}
+				if len(mgrs) != 1 {
+					t.Fatalf("%d managers, want one for the process", len(mgrs))
+				}
+				var cms []*ctrlsim.Informer
+				for _, inf := range mgrs[0].Cache().Informers() {
+					if inf.GVK.Kind == "ConfigMap" {
+						cms = append(cms, inf)
+					}
+				}
+				if len(cms) != 1 || cms[0].Handlers() != 2 {
+					t.Fatalf("ConfigMap informers %d (handlers %v), want one shared by both controllers", len(cms), cms)
+				}
+				dep := find(r.Final, "ConfigMap", "app-deploy")
+				if dep == nil {
+					t.Fatal("no app-deploy")
+				}
+				if mode, _, _ := unstructured.NestedString(dep.Object, "data", "mode"); mode != tc.wantMode {
+					t.Errorf("app-deploy mode %q, want %q", mode, tc.wantMode)
+				}
+			})
+		})
+	}
+}
+
+// TestProcessCrash: a crash in one controller restarts the whole process —
+// a fresh manager and Setup, every controller's queue dropped, informers
+// re-listed — and the run converges after it.
+func TestProcessCrash(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		var mgrs []*ctrlsim.Manager
+		cfg := processConfig(t, &mgrs)
+		cfg.Perturbations = []explore.Perturbation{perturb.Crash{Controller: "app", AtWrite: 1}}
+		r, tr := runTrace(t, cfg)
+		if len(mgrs) != 2 {
+			t.Fatalf("%d managers, want 2 (start and restart)", len(mgrs))
+		}
+		if tr.Steps[0].Controller != "app/defaulter" || tr.Steps[0].Result != "crash" {
+			t.Fatalf("first step %s %s, want app/defaulter crash", tr.Steps[0].Controller, tr.Steps[0].Result)
+		}
+		if n := strings.Join(tr.Steps[0].Notes, " "); !strings.Contains(n, "process app restarted: its 2 controllers' queues dropped") {
+			t.Errorf("crash note %q", n)
+		}
+		// The Deployer's request queued before the crash was dropped with
+		// its queue; the restart's initial list queued it again.
+		if got := stepNames(tr); !strings.HasPrefix(got, "app/defaulter:crash app/defaulter:ok app/deployer:ok") {
+			t.Errorf("steps %q", got)
+		}
+		if dep := find(r.Final, "ConfigMap", "app-deploy"); dep == nil {
+			t.Fatal("did not converge after the restart")
+		}
+	})
+}
+
+// TestRuntimeController: a controller upstream builds at runtime (from a
+// Reconcile, through controller-runtime's builder and mgr.Add, as
+// Crossplane does per XRD) is started after that step, its watches get
+// their initial list, and it is scheduled like the others.
+func TestRuntimeController(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		s := scheme(t)
+		spawnAt := 10 * time.Second
+		cfg := &explore.Config{
+			Scenario: "runtime",
+			Cluster:  explore.Cluster{Scheme: s},
+			Controllers: []explore.Controller{{Name: "spawner", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+				return (&sample.Spawner{Client: mgr.GetClient()}).SetupWithManager(mgr)
+			}}},
+			Objects: []*unstructured.Unstructured{obj(t, s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "default"}})},
+			Actions: []explore.Action{{Name: "spawn", At: explore.Trigger{Time: &spawnAt}, Op: "create",
+				Obj: obj(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "spawn", Namespace: "default"}})}},
+			Horizon: time.Minute,
+		}
+		r, tr := runTrace(t, cfg)
+		// Before the spawn, the process has one controller, named after
+		// the process; the one built at runtime is named under it.
+		want := "spawner:ok spawner/secret-labeler:ok spawner/secret-labeler:ok"
+		if got := stepNames(tr); got != want {
+			t.Errorf("steps %q, want %q", got, want)
+		}
+		sec := find(r.Final, "Secret", "old")
+		if sec == nil || sec.GetLabels()["seen"] != "true" {
+			t.Fatalf("the runtime controller did not get the Secret that existed before it: %v", sec)
+		}
+	})
+}
