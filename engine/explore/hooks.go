@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -105,7 +106,17 @@ func (h *hooks) AfterCall(op *ctrlsim.Op) {
 
 func (h *hooks) record(op *ctrlsim.Op) {
 	w := h.w
-	if w.cur == nil || h.current() == nil {
+	if h.current() == nil {
+		// A call from outside any reconcile of this process: a runnable
+		// or a goroutine of upstream's. Its writes go in the trace as
+		// notes between steps.
+		if op.IsWrite() && op.Err == nil && len(op.Written) > 0 && w.curCtrl == nil {
+			w.kickLoop()
+			w.note(fmt.Sprintf("%s (outside a reconcile) %s %s %s: %s", h.p.spec.Name, op.Verb, kindString(op.GVK), keyString(op.Namespace, op.Name), strings.Join(changeOf(op.Written), ", ")))
+		}
+		return
+	}
+	if w.cur == nil {
 		return
 	}
 	t := trace.Op{T: fmtDur(w.now()), Verb: op.Verb, Sub: op.Subresource, PatchType: op.PatchType, Kind: kindString(op.GVK),

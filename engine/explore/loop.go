@@ -102,6 +102,7 @@ func (w *world) loop() error {
 	}
 	for {
 		w.updateWindows(func() State { return w.state() })
+		w.settle()
 		w.applyActions()
 		w.adoptAll()
 		w.syncAll()
@@ -116,6 +117,21 @@ func (w *world) loop() error {
 		run := w.runnable()
 		if len(run) == 0 {
 			wake, ok := w.nextWake()
+			if w.goroutines {
+				// Upstream's own goroutines may act at any time: the run
+				// is never quiescent, and the loop sleeps until its next
+				// wake, the horizon, or what they do, whichever is first.
+				end := w.start.Add(horizon)
+				if !ok || wake.After(end) {
+					wake = end
+				}
+				if !time.Now().Before(end) {
+					w.res.Stop = StopHorizon
+					break
+				}
+				w.sleepUntil(wake)
+				continue
+			}
 			if !ok {
 				w.res.Stop = StopQuiescent
 				break

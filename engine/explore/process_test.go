@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
@@ -176,4 +177,63 @@ func TestRuntimeController(t *testing.T) {
 			t.Fatalf("the runtime controller did not get the Secret that existed before it: %v", sec)
 		}
 	})
+}
+
+// TestRunnableGoroutines: a process's runnables run as goroutines in the
+// run's bubble — a Feeder sending on a source.Channel that drives a
+// controller, and a Beacon writing on its own ticker — acting between
+// steps on virtual time; two runs give byte-identical traces.
+func TestRunnableGoroutines(t *testing.T) {
+	var traces [2][]byte
+	for i := range traces {
+		enginetest.Bubble(t, 1, func(t *testing.T) {
+			s := scheme(t)
+			cfg := &explore.Config{
+				Scenario: "runnables",
+				Cluster:  explore.Cluster{Scheme: s},
+				Controllers: []explore.Controller{{Name: "pinger", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+					ch := make(chan event.GenericEvent)
+					if err := mgr.Add(&sample.Feeder{Events: ch, Period: 10 * time.Second}); err != nil {
+						return err
+					}
+					if err := mgr.Add(&sample.Beacon{Client: mgr.GetClient(), Period: 25 * time.Second}); err != nil {
+						return err
+					}
+					return (&sample.Pinger{Client: mgr.GetClient(), Events: ch}).SetupWithManager(mgr)
+				}}},
+				Horizon: time.Minute,
+			}
+			r, tr := runTrace(t, cfg)
+			traces[i] = r.Trace
+			pinged := find(r.Final, "ConfigMap", "pinged")
+			if pinged == nil {
+				t.Fatal("the channel source never drove the controller")
+			}
+			// Fed at 10s, 20s, ... 60s: the feed at the horizon may or may
+			// not run before the run stops; 5 reconciles at least.
+			if n, _, _ := unstructured.NestedString(pinged.Object, "data", "count"); n != "5" && n != "6" {
+				t.Errorf("count %s, want 5 or 6", n)
+			}
+			if b := find(r.Final, "ConfigMap", "beacon"); b == nil || b.Object["data"].(map[string]any)["since"] != "50s" {
+				t.Errorf("beacon %v, want since=50s (written at 25s and 50s)", b)
+			}
+			notes := 0
+			for _, n := range tr.Notes {
+				if strings.Contains(n.Text, "pinger (outside a reconcile)") {
+					notes++
+				}
+			}
+			if notes != 2 {
+				t.Errorf("%d notes of the Beacon's writes, want 2", notes)
+			}
+			for _, s := range tr.Steps {
+				if s.Controller != "pinger" || s.Request != "default/pinged" {
+					t.Errorf("step %d: %s %s", s.Step, s.Controller, s.Request)
+				}
+			}
+		})
+	}
+	if !bytes.Equal(traces[0], traces[1]) {
+		t.Fatalf("two runs differ:\n%s\n---\n%s", traces[0], traces[1])
+	}
 }

@@ -44,6 +44,7 @@ func (q *queue) Add(item reconcile.Request) {
 		return
 	}
 	q.push(item)
+	q.w.kickLoop()
 }
 
 // push appends item; pop takes the head. They are the only ways items

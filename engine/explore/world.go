@@ -6,17 +6,21 @@ import (
 	"fmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"os"
+	"runtime/debug"
 	"strings"
+	"testing/synctest"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/store"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
@@ -25,7 +29,12 @@ import (
 // identity, one set of in-memory state built by Setup) running one or more
 // controllers. A crash restarts the whole process.
 type proc struct {
-	spec      Controller
+	spec Controller
+	// ctx lives as long as the process: a crash cancels it, stopping the
+	// goroutines upstream started (runnables, channel sources).
+	ctx       context.Context
+	cancel    context.CancelFunc
+	runnables int // how many of mgr.Other() run
 	mgr       *ctrlsim.Manager
 	ctrls     []*ctrl
 	crashed   bool
@@ -71,7 +80,13 @@ type world struct {
 	tw         *trace.Writer
 	cur        *trace.Step
 	curCtrl    *ctrl
-	res        *Result
+	// goroutines: some process runs goroutines of its own (runnables);
+	// their panics and errors wait here for the loop to record them.
+	goroutines     bool
+	kick           chan struct{}
+	runnablePanics []oracle.PanicRecord
+	runnableErrs   []string
+	res            *Result
 }
 
 type runDirKey struct{}
@@ -100,6 +115,7 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 	w := &world{ctx: ctx, cfg: cfg, chooser: chooser, start: time.Now(),
 		tw: trace.NewWriter(), res: &Result{Writes: map[string]int{}}}
 	w.res.tw = w.tw
+	w.kick = make(chan struct{}, 1)
 	w.lastRead = map[string]string{}
 	dir, err := os.MkdirTemp("", "ctrlbugs-run-")
 	if err != nil {
@@ -182,12 +198,17 @@ const EngineVersion = "ctrlbugs-engine/0.1"
 func (w *world) startProcess(p *proc) error {
 	p.crashed = false
 	restart := p.mgr != nil
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.ctx, p.cancel = context.WithCancel(w.ctx)
+	p.runnables = 0
 	mgr, err := ctrlsim.NewManager(w.env, p.spec.Name, &hooks{w: w, p: p}, p.spec.Manager)
 	if err != nil {
 		return err
 	}
 	p.mgr = mgr
-	if err := p.spec.Setup(w.ctx, mgr); err != nil {
+	if err := p.spec.Setup(p.ctx, mgr); err != nil {
 		return fmt.Errorf("controller %s: setup: %w", p.spec.Name, err)
 	}
 	if len(mgr.Controllers()) == 0 {
@@ -219,7 +240,7 @@ func (w *world) adopt(p *proc) error {
 		p.ctrls = append(p.ctrls, c)
 		w.ctrls = append(w.ctrls, c)
 	}
-	return p.mgr.StartControllers(w.ctx, func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	err := p.mgr.StartControllers(p.ctx, func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 		for _, c := range p.ctrls {
 			if c.cap.Name == name {
 				c.q = newQueue(w, c.name, rl)
@@ -228,6 +249,81 @@ func (w *world) adopt(p *proc) error {
 		}
 		panic(fmt.Sprintf("explore: queue for unknown controller %q of %s", name, p.spec.Name))
 	})
+	if err != nil {
+		return err
+	}
+	for _, r := range p.mgr.Other()[p.runnables:] {
+		w.startRunnable(p, r)
+		p.runnables++
+	}
+	return nil
+}
+
+// startRunnable runs one of a process's runnables (what upstream added to
+// its manager besides controllers: tickers, channel feeders, caches of its
+// own) as a goroutine inside the run's bubble, until the process stops.
+// It acts while the engine is idle: the loop waits for every runnable to
+// block (synctest.Wait) before each step, and time moves only when all
+// are blocked, so a runnable's work happens between steps (or while a
+// reconcile sleeps). A panic is caught and recorded as the process's.
+func (w *world) startRunnable(p *proc, r manager.Runnable) {
+	w.goroutines = true
+	ctx := p.ctx
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				w.runnablePanics = append(w.runnablePanics, oracle.PanicRecord{Controller: p.spec.Name + " (runnable)", Value: fmt.Sprint(v), Stack: string(debug.Stack())})
+			}
+		}()
+		if err := r.Start(ctx); err != nil && ctx.Err() == nil {
+			w.runnableErrs = append(w.runnableErrs, fmt.Sprintf("%s: runnable %T returned: %v", p.spec.Name, r, err))
+		}
+	}()
+}
+
+// kickLoop wakes the loop from sleepUntil: a goroutine of upstream's
+// queued work or wrote.
+func (w *world) kickLoop() {
+	if !w.goroutines {
+		return
+	}
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// sleepUntil sleeps on virtual time until t or until kickLoop.
+func (w *world) sleepUntil(t time.Time) {
+	d := time.Until(t)
+	if d <= 0 {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-w.kick:
+	}
+}
+
+// settle lets the goroutines upstream started run until each blocks, and
+// records what they left: panics and errors.
+func (w *world) settle() {
+	if !w.goroutines {
+		return
+	}
+	synctest.Wait()
+	for _, pr := range w.runnablePanics {
+		pr.Step = w.step
+		w.res.Panics = append(w.res.Panics, pr)
+		w.note(fmt.Sprintf("%s panicked: %s", pr.Controller, pr.Value))
+	}
+	w.runnablePanics = nil
+	for _, e := range w.runnableErrs {
+		w.note(e)
+	}
+	w.runnableErrs = nil
 }
 
 // adoptAll starts what processes built at runtime: controllers added to
