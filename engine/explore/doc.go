@@ -13,7 +13,22 @@
 // the queues) when the controller's view lets them; when nothing is
 // runnable, time jumps to the next timer, visibility change or action.
 //
-// Everything runs on the caller's goroutine; inside a testing/synctest
+// A Controller of the Config is a process: one ctrlsim.Manager whose Setup
+// may build several controllers (each scheduled on its own, named
+// "<process>/<controller>") and add runnables. Runnables run as goroutines
+// in the bubble, one quiescent point at a time: before each step the loop
+// waits until every goroutine blocks (synctest.Wait); virtual time moves
+// only when all are blocked, so their work happens between steps or while
+// a reconcile sleeps, and their writes are trace notes. Runs with
+// goroutines are never quiescent: they stop at the horizon. Two goroutines
+// woken at the same virtual instant may interleave their calls in either
+// order (the run-twice check names the first step that differs); calls a
+// runnable makes while a controller of its own process is mid-reconcile
+// (asleep) are attributed to that controller. Controllers added at
+// runtime are adopted after the step that added them. A crash restarts the
+// whole process (its context is cancelled, stopping its goroutines).
+//
+// Reconciles run on the caller's goroutine; inside a testing/synctest
 // bubble, time.Sleep and every clock read upstream makes are virtual, so a
 // run of hours takes milliseconds and is reproducible.
 //
