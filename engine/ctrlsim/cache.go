@@ -287,6 +287,10 @@ type Informer struct {
 	GVK      schema.GroupVersionKind
 	Form     Form
 	handlers []*registration
+	// client-go indexers (AddIndexers) and transform (SetTransform), as a
+	// SharedIndexInformer has them.
+	indexers  toolscache.Indexers
+	transform toolscache.TransformFunc
 }
 
 var _ cache.Informer = (*Informer)(nil)
@@ -368,10 +372,6 @@ func (i *Informer) RemoveEventHandler(handle toolscache.ResourceEventHandlerRegi
 	return nil
 }
 
-// AddIndexers implements cache.Informer (client-go indexers are accepted; only
-// IndexField indexes serve MatchingFields).
-func (i *Informer) AddIndexers(toolscache.Indexers) error { return nil }
-
 // HasSynced implements cache.Informer.
 func (i *Informer) HasSynced() bool { return true }
 
@@ -393,6 +393,22 @@ func (i *Informer) Handlers() int {
 }
 
 func (i *Informer) convert(u *unstructured.Unstructured) (runtime.Object, error) {
+	obj, err := i.convertForm(u)
+	if err != nil || i.transform == nil {
+		return obj, err
+	}
+	out, err := i.transform(obj)
+	if err != nil {
+		return nil, err
+	}
+	ro, ok := out.(runtime.Object)
+	if !ok {
+		return nil, fmt.Errorf("transform of %s returned %T, not a runtime.Object", i.GVK.Kind, out)
+	}
+	return ro, nil
+}
+
+func (i *Informer) convertForm(u *unstructured.Unstructured) (runtime.Object, error) {
 	switch i.Form {
 	case Unstructured:
 		return u.DeepCopy(), nil

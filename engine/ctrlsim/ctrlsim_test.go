@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -642,4 +643,57 @@ func TestRegister(t *testing.T) {
 			t.Fatalf("queue %q", got)
 		}
 	})
+}
+
+// TestSharedIndexInformer: an informer is client-go's SharedIndexInformer;
+// its store and indexer show the controller's view at the cache's
+// position (not the server's latest), with LastStoreSyncResourceVersion at
+// that position, client-go indexers and a transform.
+func TestSharedIndexInformer(t *testing.T) {
+	f := newFixture(t, ctrlsim.ManagerOptions{})
+	ctx := t.Context()
+	must(t, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a", Labels: map[string]string{"team": "x"}}}))
+	view := f.srv.Store().Rev()
+	f.hooks.rev = view
+	ci, err := f.mgr.GetCache().GetInformer(ctx, &corev1.ConfigMap{})
+	must(t, err)
+	inf, ok := ci.(toolscache.SharedIndexInformer)
+	if !ok {
+		t.Fatalf("%T is not a SharedIndexInformer", ci)
+	}
+	must(t, inf.AddIndexers(toolscache.Indexers{"team": func(o any) ([]string, error) {
+		return []string{o.(*corev1.ConfigMap).Labels["team"]}, nil
+	}}))
+	must(t, inf.SetTransform(func(o any) (any, error) {
+		cm := o.(*corev1.ConfigMap)
+		cm.ManagedFields = nil
+		return cm, nil
+	}))
+	// Written after the view: not in the store until the cache syncs.
+	must(t, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b", Labels: map[string]string{"team": "x"}}}))
+
+	st := inf.GetStore()
+	if got := st.LastStoreSyncResourceVersion(); got != rvString(view) {
+		t.Errorf("LastStoreSyncResourceVersion %s, want %d", got, view)
+	}
+	if keys := st.ListKeys(); strings.Join(keys, " ") != "default/a" {
+		t.Errorf("keys %v, want the view's [default/a]", keys)
+	}
+	got, ok, err := st.GetByKey("default/a")
+	must(t, err)
+	if !ok || got.(*corev1.ConfigMap).ManagedFields != nil {
+		t.Errorf("GetByKey: %v %v (transform applied: managedFields %v)", ok, got, got.(*corev1.ConfigMap).ManagedFields)
+	}
+	if err := st.Add(&corev1.ConfigMap{}); err == nil {
+		t.Error("the store accepted a write")
+	}
+
+	f.hooks.rev = 0
+	f.sync(t, schema.GroupKind{Kind: "ConfigMap"})
+	if keys, _ := inf.GetIndexer().IndexKeys("team", "x"); strings.Join(keys, " ") != "default/a default/b" {
+		t.Errorf("index keys %v after sync", keys)
+	}
+	if got := inf.LastSyncResourceVersion(); got != rvString(f.srv.Store().Rev()) {
+		t.Errorf("LastSyncResourceVersion %s after sync, want %d", got, f.srv.Store().Rev())
+	}
 }
