@@ -359,23 +359,35 @@ func (c *Client) applyConfig(obj runtime.ApplyConfiguration, sub string, ao *cli
 
 // Delete implements client.Writer.
 func (c *Client) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	_, err := c.delete(obj, opts...)
+	return err
+}
+
+// delete deletes obj and returns what the server answered: the object as
+// it now is when finalizers hold it, nil once it is gone.
+func (c *Client) delete(obj client.Object, opts ...client.DeleteOption) (*unstructured.Unstructured, error) {
 	do := (&client.DeleteOptions{}).ApplyOptions(opts)
 	gvk, err := c.gvk(obj)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var held *unstructured.Unstructured
 	op := &Op{Verb: "delete", GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	if do.Preconditions != nil && do.Preconditions.ResourceVersion != nil {
 		op.Precondition = *do.Preconditions.ResourceVersion
 	}
-	return c.call(op, func() error {
+	err = c.call(op, func() error {
 		out, err := c.env.Server.Delete(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
 			FieldManager: c.name, DryRun: len(do.DryRun) > 0}, *do.AsDeleteOptions())
 		if out != nil {
 			op.RVAfter = out.GetResourceVersion()
+			if out.GetDeletionTimestamp() != nil && len(out.GetFinalizers()) > 0 {
+				held = out.DeepCopy()
+			}
 		}
 		return err
 	})
+	return held, err
 }
 
 // DeleteAllOf implements client.Writer.

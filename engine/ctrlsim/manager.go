@@ -221,11 +221,16 @@ func (m *Manager) GetScheme() *runtime.Scheme { return m.env.Scheme }
 // GetRESTMapper implements cluster.Cluster.
 func (m *Manager) GetRESTMapper() meta.RESTMapper { return m.env.Server.RESTMapper() }
 
-// GetHTTPClient implements cluster.Cluster; there is no HTTP API to reach.
-func (m *Manager) GetHTTPClient() *http.Client { return &http.Client{} }
+// GetHTTPClient implements cluster.Cluster: its transport is the engine
+// (see GetConfig).
+func (m *Manager) GetHTTPClient() *http.Client {
+	return &http.Client{Transport: NewRESTTransport(m.apiReader)}
+}
 
-// GetConfig implements cluster.Cluster; the host does not resolve.
-func (m *Manager) GetConfig() *rest.Config { return &rest.Config{Host: "https://ctrlsim.invalid"} }
+// GetConfig implements cluster.Cluster: a rest.Config whose requests the
+// engine serves in process through the manager's live client (recorded and
+// perturbed as the process's own calls; see NewRESTTransport).
+func (m *Manager) GetConfig() *rest.Config { return NewRESTConfig(m.apiReader) }
 
 // GetEventRecorderFor implements recorder.Provider.
 func (m *Manager) GetEventRecorderFor(name string) record.EventRecorder {

@@ -1,0 +1,404 @@
+package ctrlsim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/version"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// restTransport serves Kubernetes REST requests in process: the seam
+// through which upstream code that builds its own clients from a
+// rest.Config (client-go typed clientsets, dynamic and metadata clients,
+// discovery, controller-runtime clients of its own) reaches the engine.
+// Every resource request goes through the process's live Client, so it is
+// recorded and perturbed like the controller's own calls. URLs are parsed
+// by kube-apiserver's own RequestInfoFactory.
+//
+// What it serves: get, list (label and field selectors), create, update,
+// patch (JSON, merge, strategic merge, apply), delete and deletecollection
+// on main resources and on status and scale; PartialObjectMetadata(List)
+// responses when asked for; legacy discovery (/api, /apis, each group
+// version's resource list) and /version. What it refuses, loudly: watch
+// (informers through the seam are not served yet), protobuf request bodies,
+// aggregated discovery is answered with legacy discovery (client-go falls
+// back, as with an older server).
+type restTransport struct {
+	c    *Client
+	info *genericrequest.RequestInfoFactory
+}
+
+// NewRESTConfig returns a rest.Config whose requests the engine serves
+// through c (see restTransport).
+func NewRESTConfig(c *Client) *rest.Config {
+	return &rest.Config{Host: "https://ctrlsim.invalid", Transport: NewRESTTransport(c)}
+}
+
+// NewRESTTransport returns an http.RoundTripper that serves Kubernetes
+// REST requests through c.
+func NewRESTTransport(c *Client) http.RoundTripper {
+	return &restTransport{c: c, info: &genericrequest.RequestInfoFactory{
+		APIPrefixes:          sets.NewString("api", "apis"),
+		GrouplessAPIPrefixes: sets.NewString("api"),
+	}}
+}
+
+func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		defer req.Body.Close()
+	}
+	body, status := t.serve(req)
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Response{StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": []string{"application/json"}},
+		Body:    io.NopCloser(bytes.NewReader(data)),
+		Request: req, ContentLength: int64(len(data))}, nil
+}
+
+// serve answers one request: the response object and HTTP status.
+func (t *restTransport) serve(req *http.Request) (any, int) {
+	ri, err := t.info.NewRequestInfo(req)
+	if err != nil {
+		return errStatus(apierrors.NewBadRequest(err.Error()))
+	}
+	if !ri.IsResourceRequest {
+		return t.discovery(req.URL.Path)
+	}
+	srv := t.c.env.Server
+	gvr := schema.GroupVersionResource{Group: ri.APIGroup, Version: ri.APIVersion, Resource: ri.Resource}
+	gvk, err := srv.RESTMapper().KindFor(gvr)
+	if err != nil {
+		return errStatus(apierrors.NewNotFound(gvr.GroupResource(), ri.Name))
+	}
+	var in []byte
+	if req.Body != nil {
+		if in, err = io.ReadAll(req.Body); err != nil {
+			return errStatus(apierrors.NewBadRequest(err.Error()))
+		}
+	}
+	// client-go's typed clientsets send built-in kinds as protobuf: decode
+	// with the scheme's protobuf serializer and go on in JSON.
+	if ct := req.Header.Get("Content-Type"); strings.Contains(ct, "protobuf") && len(in) > 0 {
+		if in, err = t.protobufToJSON(in); err != nil {
+			return errStatus(errUnsupportedMediaType(fmt.Sprintf("%s: %v", ct, err)))
+		}
+	}
+	q := req.URL.Query()
+	ctx := req.Context()
+	obj := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace(ri.Namespace)
+		u.SetName(ri.Name)
+		return u
+	}
+	meta := wantsMetadata(req.Header.Get("Accept"))
+	switch ri.Verb {
+	case "get":
+		if ri.Subresource != "" && ri.Subresource != "status" {
+			return errStatus(apierrors.NewMethodNotSupported(gvr.GroupResource(), "get "+ri.Subresource))
+		}
+		u := obj()
+		if err := t.c.Get(ctx, client.ObjectKey{Namespace: ri.Namespace, Name: ri.Name}, u); err != nil {
+			return errStatus(err)
+		}
+		if meta {
+			return metadataOf(u), http.StatusOK
+		}
+		return u.Object, http.StatusOK
+	case "list":
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		opts := []client.ListOption{client.InNamespace(ri.Namespace)}
+		if s := q.Get("labelSelector"); s != "" {
+			sel, err := labels.Parse(s)
+			if err != nil {
+				return errStatus(apierrors.NewBadRequest(err.Error()))
+			}
+			opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+		}
+		if s := q.Get("fieldSelector"); s != "" {
+			sel, err := fields.ParseSelector(s)
+			if err != nil {
+				return errStatus(apierrors.NewBadRequest(err.Error()))
+			}
+			opts = append(opts, client.MatchingFieldsSelector{Selector: sel})
+		}
+		if err := t.c.List(ctx, l, opts...); err != nil {
+			return errStatus(err)
+		}
+		if l.GetResourceVersion() == "" {
+			l.SetResourceVersion(strconv.FormatInt(srv.Store().Rev(), 10))
+		}
+		if meta {
+			out := map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList",
+				"metadata": map[string]any{"resourceVersion": l.GetResourceVersion()}}
+			var items []any
+			for i := range l.Items {
+				items = append(items, metadataOf(&l.Items[i]))
+			}
+			out["items"] = items
+			return out, http.StatusOK
+		}
+		return l.UnstructuredContent(), http.StatusOK
+	case "watch":
+		return errStatus(apierrors.NewMethodNotSupported(gvr.GroupResource(), "watch (the ctrlbugs REST seam serves no watches yet: informers must come from the manager's cache)"))
+	case "create":
+		u, err := decodeBody(in, gvk)
+		if err != nil {
+			return errStatus(err)
+		}
+		if u.GetNamespace() == "" {
+			u.SetNamespace(ri.Namespace)
+		}
+		if err := t.c.Create(ctx, u, createOpts(q)...); err != nil {
+			return errStatus(err)
+		}
+		return u.Object, http.StatusCreated
+	case "update":
+		u, err := decodeBody(in, gvk)
+		if err != nil {
+			return errStatus(err)
+		}
+		var uo []client.UpdateOption
+		if fm := q.Get("fieldManager"); fm != "" {
+			uo = append(uo, client.FieldOwner(fm))
+		}
+		if ri.Subresource != "" {
+			var so []client.SubResourceUpdateOption
+			if fm := q.Get("fieldManager"); fm != "" {
+				so = append(so, client.FieldOwner(fm))
+			}
+			err = t.c.SubResource(ri.Subresource).Update(ctx, u, so...)
+		} else {
+			err = t.c.Update(ctx, u, uo...)
+		}
+		if err != nil {
+			return errStatus(err)
+		}
+		return u.Object, http.StatusOK
+	case "patch":
+		pt, err := patchType(req.Header.Get("Content-Type"))
+		if err != nil {
+			return errStatus(err)
+		}
+		u := obj()
+		var po []client.PatchOption
+		if fm := q.Get("fieldManager"); fm != "" {
+			po = append(po, client.FieldOwner(fm))
+		}
+		if q.Get("force") == "true" {
+			po = append(po, client.ForceOwnership)
+		}
+		patch := client.RawPatch(pt, in)
+		if ri.Subresource != "" {
+			var so []client.SubResourcePatchOption
+			for _, o := range po {
+				so = append(so, o.(client.SubResourcePatchOption))
+			}
+			err = t.c.SubResource(ri.Subresource).Patch(ctx, u, patch, so...)
+		} else {
+			err = t.c.Patch(ctx, u, patch, po...)
+		}
+		if err != nil {
+			return errStatus(err)
+		}
+		return u.Object, http.StatusOK
+	case "delete":
+		opts := metav1.DeleteOptions{}
+		if len(bytes.TrimSpace(in)) > 0 {
+			if err := json.Unmarshal(in, &opts); err != nil {
+				return errStatus(apierrors.NewBadRequest(err.Error()))
+			}
+		}
+		held, err := t.c.delete(obj(), &client.DeleteOptions{Raw: &opts})
+		if err != nil {
+			return errStatus(err)
+		}
+		// An object held by finalizers is returned as it now is.
+		if held != nil {
+			return held.Object, http.StatusOK
+		}
+		return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess,
+			Details: &metav1.StatusDetails{Name: ri.Name, Group: gvk.Group, Kind: ri.Resource}}, http.StatusOK
+	case "deletecollection":
+		u := obj()
+		opts := []client.DeleteAllOfOption{client.InNamespace(ri.Namespace)}
+		if s := q.Get("labelSelector"); s != "" {
+			sel, err := labels.Parse(s)
+			if err != nil {
+				return errStatus(apierrors.NewBadRequest(err.Error()))
+			}
+			opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+		}
+		if err := t.c.DeleteAllOf(ctx, u, opts...); err != nil {
+			return errStatus(err)
+		}
+		return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess}, http.StatusOK
+	}
+	return errStatus(apierrors.NewMethodNotSupported(gvr.GroupResource(), ri.Verb))
+}
+
+func createOpts(q map[string][]string) []client.CreateOption {
+	if fm := firstOf(q["fieldManager"]); fm != "" {
+		return []client.CreateOption{client.FieldOwner(fm)}
+	}
+	return nil
+}
+
+func firstOf(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// protobufToJSON re-encodes a protobuf request body as JSON.
+func (t *restTransport) protobufToJSON(in []byte) ([]byte, error) {
+	scheme := t.c.env.Scheme
+	obj, _, err := protobuf.NewSerializer(scheme, scheme).Decode(in, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	gvks, _, err := scheme.ObjectKinds(obj)
+	if err != nil {
+		return nil, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+	return json.Marshal(obj)
+}
+
+// discovery answers legacy discovery and /version from the kinds the
+// server serves now (CRDs included as soon as they are established).
+func (t *restTransport) discovery(path string) (any, int) {
+	srv := t.c.env.Server
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	resources := func(gv schema.GroupVersion) *metav1.APIResourceList {
+		l := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
+		for _, k := range srv.Kinds() {
+			if k.GVK.GroupVersion() != gv {
+				continue
+			}
+			verbs := metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+			l.APIResources = append(l.APIResources, metav1.APIResource{Name: k.Resource, SingularName: strings.ToLower(k.GVK.Kind),
+				Namespaced: k.Namespaced, Kind: k.GVK.Kind, Verbs: verbs})
+			if k.Status {
+				l.APIResources = append(l.APIResources, metav1.APIResource{Name: k.Resource + "/status", Namespaced: k.Namespaced,
+					Kind: k.GVK.Kind, Verbs: metav1.Verbs{"get", "patch", "update"}})
+			}
+		}
+		return l
+	}
+	switch {
+	case len(parts) == 1 && parts[0] == "version":
+		return &version.Info{Major: "1", Minor: "36", GitVersion: "v1.36.4-ctrlbugs"}, http.StatusOK
+	case len(parts) == 1 && parts[0] == "api":
+		return &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}}, http.StatusOK
+	case len(parts) == 2 && parts[0] == "api":
+		return resources(schema.GroupVersion{Version: parts[1]}), http.StatusOK
+	case len(parts) == 1 && parts[0] == "apis":
+		l := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+		byGroup := map[string][]string{}
+		var order []string
+		for _, k := range srv.Kinds() {
+			g := k.GVK.Group
+			if g == "" {
+				continue
+			}
+			if _, ok := byGroup[g]; !ok {
+				order = append(order, g)
+			}
+			if !slices.Contains(byGroup[g], k.GVK.Version) {
+				byGroup[g] = append(byGroup[g], k.GVK.Version)
+			}
+		}
+		for _, g := range order {
+			grp := metav1.APIGroup{Name: g}
+			for _, v := range byGroup[g] {
+				grp.Versions = append(grp.Versions, metav1.GroupVersionForDiscovery{GroupVersion: g + "/" + v, Version: v})
+			}
+			grp.PreferredVersion = grp.Versions[0]
+			l.Groups = append(l.Groups, grp)
+		}
+		return l, http.StatusOK
+	case len(parts) == 3 && parts[0] == "apis":
+		l := resources(schema.GroupVersion{Group: parts[1], Version: parts[2]})
+		if len(l.APIResources) == 0 {
+			return errStatus(apierrors.NewNotFound(schema.GroupResource{Group: parts[1]}, parts[2]))
+		}
+		return l, http.StatusOK
+	}
+	return errStatus(apierrors.NewNotFound(schema.GroupResource{}, path))
+}
+
+func decodeBody(in []byte, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(in); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
+	}
+	if u.GroupVersionKind() != gvk {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %s, the URL names %s", u.GroupVersionKind(), gvk))
+	}
+	return u, nil
+}
+
+func patchType(ct string) (types.PatchType, error) {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "", errUnsupportedMediaType(ct)
+	}
+	switch types.PatchType(mt) {
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
+		return types.PatchType(mt), nil
+	}
+	return "", errUnsupportedMediaType(ct)
+}
+
+// wantsMetadata reports whether the client asked for PartialObjectMetadata
+// (client-go's metadata client does, in its Accept header).
+func wantsMetadata(accept string) bool {
+	return strings.Contains(accept, "as=PartialObjectMetadata")
+}
+
+func metadataOf(u *unstructured.Unstructured) map[string]any {
+	return map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": u.Object["metadata"]}
+}
+
+func errStatus(err error) (any, int) {
+	if s, ok := err.(apierrors.APIStatus); ok {
+		st := s.Status()
+		st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
+		return &st, int(st.Code)
+	}
+	st := apierrors.NewInternalError(err).Status()
+	st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
+	return &st, http.StatusInternalServerError
+}
+
+// errUnsupportedMediaType is kube-apiserver's 415.
+func errUnsupportedMediaType(what string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
+		Reason: metav1.StatusReasonUnsupportedMediaType, Message: "the body of the request was in an unknown format - accepted media types include: application/json, application/apply-patch+yaml, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (" + what + ")"}}
+}
