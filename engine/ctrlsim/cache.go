@@ -52,6 +52,10 @@ type Cache struct {
 	// reads through the cache sees it as it is (as in a shared informer)
 	// and delivers nothing further.
 	syncing map[schema.GroupKind]bool
+	// watchers are the watch streams served through the REST seam, fed by
+	// Sync like the informers (guarded by the Env lock).
+	watchers    map[schema.GroupKind][]*watcher
+	watchKinds  []schema.GroupKind // kinds watched, in order of first watch
 }
 
 type informerKey struct {
@@ -152,7 +156,70 @@ func (c *Cache) Kinds() []schema.GroupKind {
 			out = append(out, gk)
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, gk := range c.watchKinds {
+		if !slices.Contains(out, gk) {
+			out = append(out, gk)
+		}
+	}
 	return out
+}
+
+// watchPos returns the revision the process's view of gk shows, starting
+// the view if there was none: where a watch through the REST seam starts.
+// Call it with the Env lock held.
+func (c *Cache) watchPos(gk schema.GroupKind) int64 {
+	if _, ok := c.pos[gk]; !ok {
+		c.pos[gk] = c.visible(gk)
+	}
+	return c.pos[gk]
+}
+
+// addWatcher registers a watch stream; Sync feeds it from now on. Call it
+// with the Env lock held.
+func (c *Cache) addWatcher(w *watcher) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watchers == nil {
+		c.watchers = map[schema.GroupKind][]*watcher{}
+	}
+	if !slices.Contains(c.watchKinds, w.gk) {
+		c.watchKinds = append(c.watchKinds, w.gk)
+	}
+	c.watchers[w.gk] = append(c.watchers[w.gk], w)
+}
+
+// CloseWatches ends every watch stream served from this cache (the
+// process stopped): clients see the stream end, as on a lost connection.
+func (c *Cache) CloseWatches() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ws := range c.watchers {
+		for _, w := range ws {
+			w.close()
+		}
+	}
+	c.watchers = nil
+}
+
+// Watches reports whether any watch stream is served from this cache:
+// then client-go goroutines of upstream's consume them.
+func (c *Cache) Watches() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.watchers) > 0
+}
+
+// FlushWatches releases the frames queued on every watch stream.
+func (c *Cache) FlushWatches() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ws := range c.watchers {
+		for _, w := range ws {
+			w.flush()
+		}
+	}
 }
 
 // Sync moves the controller's view of gk up to the revision the hooks say
@@ -175,6 +242,9 @@ func (c *Cache) Sync(gk schema.GroupKind) (int64, error) {
 	defer delete(c.syncing, gk)
 	evs := c.client.env.Server.Store().Events(from, rev)
 	infs := c.Informers()
+	c.mu.Lock()
+	ws := slices.Clone(c.watchers[gk])
+	c.mu.Unlock()
 	env := c.client.env
 	env.Unlock()
 	defer env.Lock()
@@ -191,6 +261,11 @@ func (c *Cache) Sync(gk schema.GroupKind) (int64, error) {
 			}
 			if err := inf.Deliver(ev, notify); err != nil {
 				errs = append(errs, fmt.Errorf("delivering %s %s rev %d: %w", ev.Type, ev.Key, ev.Rev, err))
+			}
+		}
+		if notify {
+			for _, w := range ws {
+				w.send(ev)
 			}
 		}
 	}

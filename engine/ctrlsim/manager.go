@@ -224,13 +224,13 @@ func (m *Manager) GetRESTMapper() meta.RESTMapper { return m.env.Server.RESTMapp
 // GetHTTPClient implements cluster.Cluster: its transport is the engine
 // (see GetConfig).
 func (m *Manager) GetHTTPClient() *http.Client {
-	return &http.Client{Transport: NewRESTTransport(m.apiReader)}
+	return &http.Client{Transport: NewRESTTransport(m.apiReader, m.cache)}
 }
 
 // GetConfig implements cluster.Cluster: a rest.Config whose requests the
 // engine serves in process through the manager's live client (recorded and
 // perturbed as the process's own calls; see NewRESTTransport).
-func (m *Manager) GetConfig() *rest.Config { return NewRESTConfig(m.apiReader) }
+func (m *Manager) GetConfig() *rest.Config { return NewRESTConfig(m.apiReader, m.cache) }
 
 // GetEventRecorderFor implements recorder.Provider.
 func (m *Manager) GetEventRecorderFor(name string) record.EventRecorder {

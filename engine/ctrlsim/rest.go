@@ -43,20 +43,24 @@ import (
 // aggregated discovery is answered with legacy discovery (client-go falls
 // back, as with an older server).
 type restTransport struct {
-	c    *Client
-	info *genericrequest.RequestInfoFactory
+	c     *Client
+	cache *Cache // feeds watches; nil: watches refused
+	info  *genericrequest.RequestInfoFactory
 }
+
+// stream is a streaming response (a watch).
+type stream struct{ body io.ReadCloser }
 
 // NewRESTConfig returns a rest.Config whose requests the engine serves
 // through c (see restTransport).
-func NewRESTConfig(c *Client) *rest.Config {
-	return &rest.Config{Host: "https://ctrlsim.invalid", Transport: NewRESTTransport(c)}
+func NewRESTConfig(c *Client, cache *Cache) *rest.Config {
+	return &rest.Config{Host: "https://ctrlsim.invalid", Transport: NewRESTTransport(c, cache)}
 }
 
 // NewRESTTransport returns an http.RoundTripper that serves Kubernetes
-// REST requests through c.
-func NewRESTTransport(c *Client) http.RoundTripper {
-	return &restTransport{c: c, info: &genericrequest.RequestInfoFactory{
+// REST requests through c, and watches from cache's views (nil: none).
+func NewRESTTransport(c *Client, cache *Cache) http.RoundTripper {
+	return &restTransport{c: c, cache: cache, info: &genericrequest.RequestInfoFactory{
 		APIPrefixes:          sets.NewString("api", "apis"),
 		GrouplessAPIPrefixes: sets.NewString("api"),
 	}}
@@ -67,6 +71,11 @@ func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		defer req.Body.Close()
 	}
 	body, status := t.serve(req)
+	if s, ok := body.(stream); ok {
+		return &http.Response{StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": []string{"application/json"}, "Transfer-Encoding": []string{"chunked"}},
+			Body:   s.body, Request: req, ContentLength: -1}, nil
+	}
 	data, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
@@ -164,7 +173,7 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		}
 		return l.UnstructuredContent(), http.StatusOK
 	case "watch":
-		return errStatus(apierrors.NewMethodNotSupported(gvr.GroupResource(), "watch (the ctrlbugs REST seam serves no watches yet: informers must come from the manager's cache)"))
+		return t.watch(ri.Namespace, gvk, q, meta)
 	case "create":
 		u, err := decodeBody(in, gvk)
 		if err != nil {
@@ -273,6 +282,67 @@ func firstOf(v []string) string {
 		return ""
 	}
 	return v[0]
+}
+
+// watch opens a watch stream fed by the process's view of the kind:
+// with sendInitialEvents, the objects the view shows then a bookmark
+// marking their end; otherwise the view's events since resourceVersion.
+// The history is complete, so no resourceVersion is too old (no 410).
+func (t *restTransport) watch(ns string, gvk schema.GroupVersionKind, q map[string][]string, meta bool) (any, int) {
+	gr := schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
+	if t.cache == nil {
+		return errStatus(apierrors.NewMethodNotSupported(gr, "watch (this REST transport has no cache to serve watches from)"))
+	}
+	var ls labels.Selector
+	var fs fields.Selector
+	var err error
+	if s := firstOf(q["labelSelector"]); s != "" {
+		if ls, err = labels.Parse(s); err != nil {
+			return errStatus(apierrors.NewBadRequest(err.Error()))
+		}
+	}
+	if s := firstOf(q["fieldSelector"]); s != "" {
+		if fs, err = fields.ParseSelector(s); err != nil {
+			return errStatus(apierrors.NewBadRequest(err.Error()))
+		}
+	}
+	env := t.c.env
+	env.Lock()
+	defer env.Unlock()
+	gk := gvk.GroupKind()
+	pos := t.cache.watchPos(gk)
+	rv := firstOf(q["resourceVersion"])
+	from := pos
+	initial := firstOf(q["sendInitialEvents"]) == "true"
+	if !initial && rv != "" && rv != "0" {
+		if from, err = strconv.ParseInt(rv, 10, 64); err != nil {
+			return errStatus(apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error()))
+		}
+	}
+	w, body := newWatcher(gk, ns, ls, fs, meta, from)
+	st := env.Server.Store()
+	if initial {
+		if k, ok := env.Server.KindFor(gk); ok {
+			for _, u := range st.List(k.GVK.GroupKind(), ns, pos) {
+				if w.matches(u) {
+					w.event("ADDED", u, "")
+				}
+			}
+		}
+		w.bookmark(gvk, pos, true)
+	} else if from < pos {
+		for _, ev := range st.Events(from, pos) {
+			if ev.Key.GroupKind == gk {
+				w.send(ev)
+			}
+		}
+	}
+	w.from = max(from, pos)
+	t.cache.addWatcher(w)
+	// The client is waiting for these: the request is made while the
+	// engine waits for upstream's goroutines.
+	w.flush()
+	return stream{body: body}, http.StatusOK
 }
 
 // protobufToJSON re-encodes a protobuf request body as JSON.

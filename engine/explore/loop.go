@@ -106,6 +106,9 @@ func (w *world) loop() error {
 		w.applyActions()
 		w.adoptAll()
 		w.syncAll()
+		// Upstream's goroutines act on what just happened (runnables
+		// started, watch events released) before the engine goes on.
+		w.settle()
 		now := time.Now()
 		for _, c := range w.ctrls {
 			c.q.fire(now)

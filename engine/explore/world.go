@@ -116,6 +116,7 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 		tw: trace.NewWriter(), res: &Result{Writes: map[string]int{}}}
 	w.res.tw = w.tw
 	w.kick = make(chan struct{}, 1)
+	defer w.stopProcesses()
 	w.lastRead = map[string]string{}
 	dir, err := os.MkdirTemp("", "ctrlbugs-run-")
 	if err != nil {
@@ -201,6 +202,9 @@ func (w *world) startProcess(p *proc) error {
 	if p.cancel != nil {
 		p.cancel()
 	}
+	if p.mgr != nil {
+		p.mgr.Cache().CloseWatches()
+	}
 	p.ctx, p.cancel = context.WithCancel(w.ctx)
 	p.runnables = 0
 	mgr, err := ctrlsim.NewManager(w.env, p.spec.Name, &hooks{w: w, p: p}, p.spec.Manager)
@@ -211,8 +215,8 @@ func (w *world) startProcess(p *proc) error {
 	if err := p.spec.Setup(p.ctx, mgr); err != nil {
 		return fmt.Errorf("controller %s: setup: %w", p.spec.Name, err)
 	}
-	if len(mgr.Controllers()) == 0 {
-		return fmt.Errorf("controller %s: setup built no controller", p.spec.Name)
+	if len(mgr.Controllers()) == 0 && len(mgr.Other()) == 0 {
+		return fmt.Errorf("controller %s: setup built no controller and added no runnable", p.spec.Name)
 	}
 	if restart {
 		if got, want := capturedNames(mgr.Controllers()), ctrlNames(p.ctrls); got != want {
@@ -281,6 +285,23 @@ func (w *world) startRunnable(p *proc, r manager.Runnable) {
 	}()
 }
 
+// stopProcesses stops what the run's processes started: their contexts
+// (runnables, channel sources, client-go informers) and the watch streams
+// served to them, then waits for their goroutines to finish.
+func (w *world) stopProcesses() {
+	for _, p := range w.procs {
+		if p.cancel != nil {
+			p.cancel()
+		}
+		if p.mgr != nil {
+			p.mgr.Cache().CloseWatches()
+		}
+	}
+	if w.goroutines {
+		synctest.Wait()
+	}
+}
+
 // kickLoop wakes the loop from sleepUntil: a goroutine of upstream's
 // queued work or wrote.
 func (w *world) kickLoop() {
@@ -310,6 +331,14 @@ func (w *world) sleepUntil(t time.Time) {
 // settle lets the goroutines upstream started run until each blocks, and
 // records what they left: panics and errors.
 func (w *world) settle() {
+	for _, p := range w.procs {
+		if p.mgr.Cache().Watches() {
+			// client-go reflectors consume watch streams on goroutines
+			// of their own: release what the views let through.
+			w.goroutines = true
+			p.mgr.Cache().FlushWatches()
+		}
+	}
 	if !w.goroutines {
 		return
 	}

@@ -1,0 +1,186 @@
+package ctrlsim
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/store"
+)
+
+// watcher is one watch request served through the REST seam: a stream
+// fed by its process's Cache, so it sees exactly what the process's view
+// of the kind lets through (staleness, dropped events, crashes apply as to
+// the cache's informers). One goroutine per stream writes the frames (a
+// pipe has one writer); Cache.Sync only queues them, and the explorer
+// releases them at its quiescent points (Cache.FlushWatches, then
+// synctest.Wait), so the client goroutines that consume them act while
+// the engine waits, not beside it.
+type watcher struct {
+	gk       schema.GroupKind
+	ns       string
+	labels   labels.Selector
+	fields   fields.Selector
+	metadata bool // PartialObjectMetadata frames
+	from     int64
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	frames [][]byte
+	closed bool
+	pw     *io.PipeWriter
+}
+
+func newWatcher(gk schema.GroupKind, ns string, ls labels.Selector, fs fields.Selector, metadata bool, from int64) (*watcher, io.ReadCloser) {
+	pr, pw := io.Pipe()
+	w := &watcher{gk: gk, ns: ns, labels: ls, fields: fs, metadata: metadata, from: from, pw: pw}
+	w.cond = sync.NewCond(&w.mu)
+	go w.run()
+	return w, pr
+}
+
+// run writes queued frames until the watcher is closed or the client goes.
+func (w *watcher) run() {
+	for {
+		w.mu.Lock()
+		for len(w.frames) == 0 && !w.closed {
+			w.cond.Wait()
+		}
+		frames, closed := w.frames, w.closed
+		w.frames = nil
+		w.mu.Unlock()
+		for _, f := range frames {
+			if _, err := w.pw.Write(f); err != nil {
+				w.close()
+				return
+			}
+		}
+		if closed {
+			_ = w.pw.Close()
+			return
+		}
+	}
+}
+
+func (w *watcher) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.cond.Signal()
+	w.mu.Unlock()
+}
+
+func (w *watcher) queue(f []byte) {
+	w.mu.Lock()
+	if !w.closed {
+		w.frames = append(w.frames, f)
+	}
+	w.mu.Unlock()
+}
+
+// flush lets the writer send what is queued.
+func (w *watcher) flush() {
+	w.mu.Lock()
+	if len(w.frames) > 0 {
+		w.cond.Signal()
+	}
+	w.mu.Unlock()
+}
+
+// matches reports whether the watch selects obj.
+func (w *watcher) matches(u *unstructured.Unstructured) bool {
+	if u == nil || (w.ns != "" && u.GetNamespace() != w.ns) {
+		return false
+	}
+	if w.labels != nil && !w.labels.Matches(labels.Set(u.GetLabels())) {
+		return false
+	}
+	if w.fields != nil && !w.fields.Matches(fields.Set{"metadata.name": u.GetName(), "metadata.namespace": u.GetNamespace()}) {
+		return false
+	}
+	return true
+}
+
+// send queues the watch event for a store event past the watch's start.
+// A modification that moves an object out of the selection is a DELETED,
+// into it an ADDED, as kube-apiserver's watch cache filters them.
+func (w *watcher) send(ev store.Event) {
+	if ev.Rev <= w.from {
+		return
+	}
+	was, is := w.matches(ev.Prev), w.matches(ev.Object)
+	typ := ""
+	obj := ev.Object
+	switch {
+	case ev.Type == store.Deleted && was:
+		typ, obj = "DELETED", ev.Prev
+		if ev.Object != nil {
+			obj = ev.Object
+		}
+	case ev.Type == store.Added && is:
+		typ = "ADDED"
+	case ev.Type == store.Modified && was && is:
+		typ = "MODIFIED"
+	case ev.Type == store.Modified && is:
+		typ = "ADDED"
+	case ev.Type == store.Modified && was:
+		typ = "DELETED"
+	default:
+		return
+	}
+	w.event(typ, obj, strconv.FormatInt(ev.Rev, 10))
+}
+
+func (w *watcher) event(typ string, u *unstructured.Unstructured, rv string) {
+	var obj map[string]any
+	if w.metadata {
+		obj = metadataOf(u)
+	} else {
+		obj = u.DeepCopy().Object
+	}
+	if rv != "" {
+		m, _ := obj["metadata"].(map[string]any)
+		if m != nil && typ == "DELETED" {
+			m = copyMap(m)
+			m["resourceVersion"] = rv
+			obj["metadata"] = m
+		}
+	}
+	f, err := json.Marshal(map[string]any{"type": typ, "object": obj})
+	if err != nil {
+		return
+	}
+	w.queue(append(f, '\n'))
+}
+
+// bookmark queues a BOOKMARK at rv; initialEnd marks the end of the
+// initial events of a sendInitialEvents watch.
+func (w *watcher) bookmark(gvk schema.GroupVersionKind, rv int64, initialEnd bool) {
+	meta := map[string]any{"resourceVersion": strconv.FormatInt(rv, 10)}
+	if initialEnd {
+		meta["annotations"] = map[string]any{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	obj := map[string]any{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind, "metadata": meta}
+	if w.metadata {
+		obj["apiVersion"], obj["kind"] = "meta.k8s.io/v1", "PartialObjectMetadata"
+	}
+	f, err := json.Marshal(map[string]any{"type": "BOOKMARK", "object": obj})
+	if err != nil {
+		return
+	}
+	w.queue(append(f, '\n'))
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
