@@ -54,8 +54,8 @@ type Cache struct {
 	syncing map[schema.GroupKind]bool
 	// watchers are the watch streams served through the REST seam, fed by
 	// Sync like the informers (guarded by the Env lock).
-	watchers    map[schema.GroupKind][]*watcher
-	watchKinds  []schema.GroupKind // kinds watched, in order of first watch
+	watchers   map[schema.GroupKind][]*watcher
+	watchKinds []schema.GroupKind // kinds watched, in order of first watch
 }
 
 type informerKey struct {
