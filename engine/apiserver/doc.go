@@ -41,8 +41,12 @@
 //     internal registry is not linked). What is run: apimachinery's
 //     object-meta validation (names, labels, annotations, owner references,
 //     immutable fields, no new finalizers on terminating objects), core
-//     validation's finalizer-name rule for built-in kinds, and ConfigMap and
-//     Secret immutability.
+//     validation's finalizer-name rule for built-in kinds, ConfigMap and
+//     Secret immutability and the immutable Secret type. What is decoded as
+//     the real server's v1 -> internal conversion and defaulting would
+//     (decode.go, hand-written: pkg/apis/core/v1 is not linked): a Secret's
+//     stringData is merged into data and dropped, and an empty type becomes
+//     Opaque (fidelity: secret/*).
 //     CRD validation beyond structural pruning and defaulting (OpenAPI value
 //     validation, CEL rules, ratcheting) is not run.
 //   - No admission webhooks or admission plugins except NamespaceLifecycle.

@@ -291,18 +291,23 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 }
 
 // validateImmutableData enforces ConfigMap and Secret immutability: once
-// immutable is true, data, binaryData and immutable itself cannot change
-// (core validation's ValidateConfigMapUpdate / ValidateSecretUpdate).
+// immutable is true, data, binaryData and immutable itself cannot change;
+// a Secret's type never changes (core validation's ValidateConfigMapUpdate /
+// ValidateSecretUpdate).
 func validateImmutableData(old, obj *unstructured.Unstructured) field.ErrorList {
 	switch old.GroupVersionKind().GroupKind() {
 	case schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Kind: "Secret"}:
 	default:
 		return nil
 	}
-	if imm, _, _ := unstructured.NestedBool(old.Object, "immutable"); !imm {
-		return nil
-	}
 	var errs field.ErrorList
+	if old.GetKind() == "Secret" {
+		// ValidateSecretUpdate: the type never changes.
+		errs = append(errs, apivalidation.ValidateImmutableField(obj.Object["type"], old.Object["type"], field.NewPath("type"))...)
+	}
+	if imm, _, _ := unstructured.NestedBool(old.Object, "immutable"); !imm {
+		return errs
+	}
 	for _, f := range []string{"data", "binaryData", "immutable"} {
 		if !apiequality.Semantic.DeepEqual(old.Object[f], obj.Object[f]) {
 			errs = append(errs, field.Forbidden(field.NewPath(f), "field is immutable when `immutable` is set"))
