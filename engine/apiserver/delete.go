@@ -34,6 +34,7 @@ func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.U
 	} else {
 		out, err = s.delete(k, req, old, opts)
 	}
+	err = apiError(err)
 	s.notify(Write{Verb: "delete", Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 	return out, err
 }

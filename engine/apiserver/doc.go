@@ -27,6 +27,13 @@
 //     built from client-go's built-in schemas and, for CRDs, from the CRD's
 //     OpenAPI schema via apiextensions-apiserver's own builder.
 //   - CRD structural defaulting and pruning, via apiextensions-apiserver.
+//   - owner references: exact duplicates in a request body are collapsed
+//     (before managed fields on create and update, after them on patch), as
+//     the real handlers' dedupOwnerReferences does (unexported in
+//     k8s.io/apiserver, restated; the warning is not returned).
+//   - an error that is not an API status (e.g. the field manager refusing an
+//     apply configuration with duplicate list-map keys) becomes the 500 that
+//     k8s.io/apiserver's responsewriters.ErrorToAPIStatus makes of it.
 //   - namespaces: the four namespaces kube-apiserver creates at start-up
 //     exist; a namespaced object can be created only in an existing,
 //     non-terminating namespace (the NamespaceLifecycle admission plugin).

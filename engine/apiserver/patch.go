@@ -31,6 +31,7 @@ func (s *Server) Patch(req Request, pt types.PatchType, data []byte) (*unstructu
 	verb := "patch"
 	if req.Subresource == "scale" && exists {
 		out, err = s.patchScale(k, req, pt, data)
+		err = apiError(err)
 		s.notify(Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 		return out, err
 	}
@@ -42,6 +43,7 @@ func (s *Server) Patch(req Request, pt types.PatchType, data []byte) (*unstructu
 	} else {
 		out, err = s.patch(k, req, old, pt, data)
 	}
+	err = apiError(err)
 	s.notify(Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 	return out, err
 }

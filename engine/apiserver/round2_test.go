@@ -38,3 +38,30 @@ func TestSecretStringDataAndType(t *testing.T) {
 		t.Errorf("type change: got %v, want Invalid", err)
 	}
 }
+
+// Pinned by the fidelity cases ownerref/*.
+func TestOwnerReferencesDeduped(t *testing.T) {
+	_, c := newServer(t, apiserver.Ablations{})
+	ctx := t.Context()
+	ctrl := true
+	ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "o", UID: "u1", Controller: &ctrl}
+	other := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "o-renamed", UID: "u1"}
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a",
+		OwnerReferences: []metav1.OwnerReference{ref, other, ref}}}
+	// Two equal controller references are one reference, not two controllers.
+	must(t, c.Create(ctx, obj))
+	got := &corev1.ConfigMap{}
+	must(t, c.Get(ctx, client.ObjectKeyFromObject(obj), got))
+	if len(got.OwnerReferences) != 2 || got.OwnerReferences[1].Name != "o-renamed" {
+		t.Fatalf("ownerReferences = %+v", got.OwnerReferences)
+	}
+	// An apply configuration with duplicate keys is a 500, as the field
+	// manager's refusal is in kube-apiserver.
+	err := c.Patch(ctx, got, client.RawPatch(types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"x","uid":"u2"},{"apiVersion":"v1","kind":"ConfigMap","name":"x","uid":"u2"}]}}`)))
+	if err == nil || apierrors.ReasonForError(err) != metav1.StatusReasonUnknown {
+		t.Fatalf("apply with duplicate keys: %v", err)
+	}
+	if st, ok := err.(apierrors.APIStatus); !ok || st.Status().Code != 500 {
+		t.Fatalf("apply with duplicate keys: %#v", err)
+	}
+}

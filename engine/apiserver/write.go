@@ -23,6 +23,7 @@ func (s *Server) Create(req Request, obj *unstructured.Unstructured) (*unstructu
 		return nil, apierrors.NewMethodNotSupported(k.groupResource(), "create "+req.Subresource)
 	}
 	out, err := s.create(k, req, obj, true)
+	err = apiError(err)
 	s.notify(Write{Verb: "create", Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager, RVAfter: rvOf(out), Err: err})
 	return out, err
 }
@@ -55,6 +56,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	dedupOwnerReferences(obj)
 	if k.Namespaced {
 		if req.Namespace == "" {
 			req.Namespace = obj.GetNamespace()
@@ -177,6 +179,7 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 	} else {
 		out, err = s.update(k, req, old, obj, true, "update")
 	}
+	err = apiError(err)
 	s.notify(Write{Verb: "update", Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 	return out, err
 }
@@ -210,6 +213,8 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	bodyRefs := req1.GetOwnerReferences()
+	deduped := dedupOwnerReferences(req1)
 	var obj *unstructured.Unstructured
 	if sub == "status" {
 		// The status strategy keeps everything but status from the old object.
@@ -271,7 +276,16 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
 	if track {
-		if obj, err = s.trackUpdate(k, sub, old, obj, req.FieldManager); err != nil {
+		if deduped && verb == "patch" && sub == "" {
+			// The patch handler dedups after the field manager has seen the
+			// patched object (the update handler before).
+			refs := obj.GetOwnerReferences()
+			obj.SetOwnerReferences(bodyRefs)
+			if obj, err = s.trackUpdate(k, sub, old, obj, req.FieldManager); err != nil {
+				return nil, err
+			}
+			obj.SetOwnerReferences(refs)
+		} else if obj, err = s.trackUpdate(k, sub, old, obj, req.FieldManager); err != nil {
 			return nil, err
 		}
 	}
@@ -333,4 +347,34 @@ func validateMeta(k *Kind, obj *unstructured.Unstructured) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// dedupOwnerReferences collapses exact duplicate owner references in a
+// request body, as kube-apiserver's create, update and patch handlers do
+// (dedupOwnerReferences in k8s.io/apiserver/pkg/endpoints/handlers/rest.go,
+// unexported, so restated here): an entry is dropped only when an earlier
+// entry with the same uid is semantically equal to it; entries sharing a uid
+// but differing in any field are kept. The real server also returns a
+// warning, which the engine does not model.
+// It reports whether it dropped any.
+func dedupOwnerReferences(obj *unstructured.Unstructured) bool {
+	refs := obj.GetOwnerReferences()
+	if len(refs) < 2 {
+		return false
+	}
+	var out []metav1.OwnerReference
+	dup := false
+	for _, ref := range refs {
+		if slices.ContainsFunc(out, func(r metav1.OwnerReference) bool {
+			return r.UID == ref.UID && apiequality.Semantic.DeepEqual(r, ref)
+		}) {
+			dup = true
+			continue
+		}
+		out = append(out, ref)
+	}
+	if dup {
+		obj.SetOwnerReferences(out)
+	}
+	return dup
 }
