@@ -10,7 +10,14 @@
 // What it does, and which upstream code does it:
 //   - resourceVersion on every write; 409 Conflict on a stale resourceVersion
 //     in an Update, in a patch that carries metadata.resourceVersion (what
-//     controller-runtime's MergeFromWithOptimisticLock sends), or in an apply.
+//     controller-runtime's MergeFromWithOptimisticLock sends), or in an apply
+//     to an existing object; an apply to a missing object creates it, whatever
+//     resourceVersion it carries (the patch handler creates through the
+//     storage's update path, which has no precondition for a missing object).
+//   - identity: a uid in an Update body is a precondition (409); a patch or
+//     apply that changes metadata.uid fails object-meta validation (422); a
+//     body whose namespace differs from the request's is 400 (k8s.io/apiserver's
+//     rest.EnsureObjectNamespaceMatchesRequestNamespace).
 //   - metadata.generation: 1 on create and +1 when anything outside metadata
 //     (and outside status, when the status subresource is enabled) changes,
 //     for custom resources and for the built-ins whose strategy tracks it;

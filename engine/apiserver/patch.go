@@ -151,8 +151,13 @@ func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, dat
 		return nil, err
 	}
 	if old == nil {
+		// The patch handler creates through the storage's update path
+		// (forceAllowCreate), which has no resourceVersion precondition for
+		// a missing object: the apply configuration's resourceVersion,
+		// stale or made up, is dropped and the object created.
 		out.SetName(req.Name)
 		out.SetNamespace(req.Namespace)
+		out.SetResourceVersion("")
 		return s.create(k, req, out, false)
 	}
 	// A resourceVersion in the apply configuration is a precondition.

@@ -65,3 +65,28 @@ func TestOwnerReferencesDeduped(t *testing.T) {
 		t.Fatalf("apply with duplicate keys: %#v", err)
 	}
 }
+
+// Pinned by the fidelity cases cm/ssa-rv-*, cm/patch-change-*.
+func TestApplyRVOnMissingAndIdentityPatches(t *testing.T) {
+	_, c := newServer(t, apiserver.Ablations{})
+	ctx := t.Context()
+	apply := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default","resourceVersion":"12345"},"data":{"k":"v"}}`
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}}
+	must(t, c.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, []byte(apply))))
+	if obj.Data["k"] != "v" || obj.ResourceVersion == "12345" {
+		t.Fatalf("apply on missing: %+v", obj)
+	}
+	err := c.Patch(ctx, obj.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"uid":"other"}}`)))
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("patch changing uid: got %v, want Invalid", err)
+	}
+	err = c.Patch(ctx, obj.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"namespace":"kube-system"}}`)))
+	if !apierrors.IsBadRequest(err) {
+		t.Errorf("patch changing namespace: got %v, want BadRequest", err)
+	}
+	u := obj.DeepCopy()
+	u.UID = "other"
+	if err := c.Update(ctx, u); !apierrors.IsConflict(err) {
+		t.Errorf("update with another uid: got %v, want Conflict", err)
+	}
+}

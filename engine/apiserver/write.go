@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
 )
 
 // Create stores a new object, as POST does.
@@ -206,12 +207,20 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	} else if rv != old.GetResourceVersion() && !s.ablate.Conflicts {
 		return nil, errConflict(k, old.GetName())
 	}
-	if uid := in.GetUID(); uid != "" && uid != old.GetUID() {
+	// A uid in a PUT body is a precondition (rest.DefaultUpdatedObjectInfo's
+	// Preconditions: 409); the patch handler has none, so a patch that
+	// changes the uid fails object-meta validation below (422).
+	if uid := in.GetUID(); uid != "" && uid != old.GetUID() && verb == "update" {
 		return nil, errPrecondition(k, old.GetName(), "UID", string(uid), string(old.GetUID()))
 	}
 	req1, err := s.normalize(k, in)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	// rest.BeforeUpdate: the body's namespace must be the request's (400),
+	// or empty (then it is the request's).
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(rest.ExpectedNamespaceForScope(old.GetNamespace(), k.Namespaced), req1); err != nil {
+		return nil, err
 	}
 	bodyRefs := req1.GetOwnerReferences()
 	deduped := dedupOwnerReferences(req1)
@@ -238,7 +247,10 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	// System fields an update cannot change (rest.BeforeUpdate).
 	obj.SetNamespace(old.GetNamespace())
 	obj.SetName(old.GetName())
-	obj.SetUID(old.GetUID())
+	if obj.GetUID() == "" {
+		// rest.BeforeUpdate: the existing uid if none is provided.
+		obj.SetUID(old.GetUID())
+	}
 	obj.SetCreationTimestamp(old.GetCreationTimestamp())
 	obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
 	obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
