@@ -17,8 +17,18 @@ import (
 //   - Secret: stringData is write-only; each key is merged into data,
 //     overriding a data key of the same name (Convert_v1_Secret_To_core_Secret),
 //     and an empty type becomes Opaque (SetDefaults_Secret).
+//   - Namespace: the kubernetes.io/metadata.name label is the name
+//     (SetDefaults_Namespace; the strategy's Canonicalize sets it again after
+//     name generation).
 func decodeBuiltin(obj runtime.Object) {
 	switch o := obj.(type) {
+	case *corev1.Namespace:
+		if o.Name != "" {
+			if o.Labels == nil {
+				o.Labels = map[string]string{}
+			}
+			o.Labels[corev1.LabelMetadataName] = o.Name
+		}
 	case *corev1.Secret:
 		if len(o.StringData) > 0 && o.Data == nil {
 			o.Data = make(map[string][]byte, len(o.StringData))

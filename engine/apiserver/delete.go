@@ -29,9 +29,12 @@ func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.U
 	key := storeKey(k, req.Namespace, req.Name)
 	old, ok := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
-	if !ok {
+	switch {
+	case !ok:
 		err = errNotFound(k, req.Name)
-	} else {
+	case isNamespace(k):
+		out, err = s.deleteNamespace(k, req, old, opts)
+	default:
 		out, err = s.delete(k, req, old, opts)
 	}
 	err = apiError(err)
@@ -39,14 +42,21 @@ func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.U
 	return out, err
 }
 
-func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+func (s *Server) checkDeletePreconditions(k *Kind, old *unstructured.Unstructured, opts metav1.DeleteOptions) error {
 	if p := opts.Preconditions; p != nil {
 		if p.UID != nil && *p.UID != old.GetUID() {
-			return nil, errPrecondition(k, old.GetName(), "UID", string(*p.UID), string(old.GetUID()))
+			return errPrecondition(k, old.GetName(), "UID", string(*p.UID), string(old.GetUID()))
 		}
 		if p.ResourceVersion != nil && *p.ResourceVersion != old.GetResourceVersion() && !s.ablate.Conflicts {
-			return nil, errPrecondition(k, old.GetName(), "ResourceVersion", *p.ResourceVersion, old.GetResourceVersion())
+			return errPrecondition(k, old.GetName(), "ResourceVersion", *p.ResourceVersion, old.GetResourceVersion())
 		}
+	}
+	return nil
+}
+
+func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	if err := s.checkDeletePreconditions(k, old, opts); err != nil {
+		return nil, err
 	}
 	obj := old.DeepCopy()
 	finalizers := obj.GetFinalizers()

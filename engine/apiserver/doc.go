@@ -42,8 +42,20 @@
 //     apply configuration with duplicate list-map keys) becomes the 500 that
 //     k8s.io/apiserver's responsewriters.ErrorToAPIStatus makes of it.
 //   - namespaces: the four namespaces kube-apiserver creates at start-up
-//     exist; a namespaced object can be created only in an existing,
-//     non-terminating namespace (the NamespaceLifecycle admission plugin).
+//     exist; a namespaced object can be created only in an existing namespace
+//     (404) whose phase is not Terminating (403 with a NamespaceTerminating
+//     cause, built with k8s.io/apiserver's admission.NewForbidden as the
+//     NamespaceLifecycle plugin builds it); default, kube-system and
+//     kube-public cannot be deleted (403). The namespace registry's own rules
+//     (k8s.io/kubernetes/pkg/registry/core/namespace, not linked: restated in
+//     namespace.go): a new namespace is Active with "kubernetes" in
+//     spec.finalizers and the kubernetes.io/metadata.name label; an update
+//     keeps spec.finalizers and status, which only the finalize and status
+//     subresources change; the first delete sets deletionTimestamp and phase
+//     Terminating and keeps the namespace; it goes once spec.finalizers and
+//     metadata.finalizers are both empty (a finalize that empties them, or a
+//     later delete). Emptying spec.finalizers is the namespace controller's
+//     job (package builtin). Fidelity: ns/*.
 //
 // # Fidelity
 //
@@ -63,7 +75,11 @@
 //     Opaque (fidelity: secret/*).
 //     CRD validation beyond structural pruning and defaulting (OpenAPI value
 //     validation, CEL rules, ratcheting) is not run.
-//   - No admission webhooks or admission plugins except NamespaceLifecycle.
+//   - No admission webhooks or admission plugins except NamespaceLifecycle,
+//     which reads the namespace from storage (the real plugin reads an
+//     informer cache and falls back to a live read).
+//   - Namespace status and finalize updates are not validated (phase against
+//     deletionTimestamp, finalizer names in spec.finalizers).
 //   - Graceful deletion periods (pods) are not modelled: an object without
 //     finalizers is removed at once.
 //   - Field selectors: metadata.name and metadata.namespace only.

@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -90,3 +91,43 @@ func TestApplyRVOnMissingAndIdentityPatches(t *testing.T) {
 		t.Errorf("update with another uid: got %v, want Conflict", err)
 	}
 }
+
+// Pinned by the fidelity cases ns/*.
+func TestNamespaceLifecycle(t *testing.T) {
+	_, c := newServer(t, apiserver.Ablations{})
+	ctx := t.Context()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "x"}}
+	must(t, c.Create(ctx, ns))
+	if ns.Status.Phase != corev1.NamespaceActive || len(ns.Spec.Finalizers) != 1 || ns.Labels[corev1.LabelMetadataName] != "x" {
+		t.Fatalf("created: %+v", ns)
+	}
+	must(t, c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "x", Name: "cm"}}))
+	must(t, c.Delete(ctx, ns))
+	must(t, c.Get(ctx, client.ObjectKeyFromObject(ns), ns))
+	if ns.Status.Phase != corev1.NamespaceTerminating || ns.DeletionTimestamp == nil {
+		t.Fatalf("deleted: %+v", ns)
+	}
+	err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "x", Name: "new"}})
+	var st apierrors.APIStatus
+	if !apierrors.IsForbidden(err) || !errorsAs(err, &st) || len(st.Status().Details.Causes) != 1 ||
+		st.Status().Details.Causes[0].Type != corev1.NamespaceTerminatingCause {
+		t.Fatalf("create in terminating namespace: %#v", err)
+	}
+	// an update does not change spec.finalizers and does not delete it
+	ns.Spec.Finalizers = nil
+	must(t, c.Update(ctx, ns))
+	if len(ns.Spec.Finalizers) != 1 {
+		t.Fatalf("update changed spec.finalizers: %v", ns.Spec.Finalizers)
+	}
+	must(t, c.Delete(ctx, ns))
+	ns.Spec.Finalizers = nil
+	must(t, c.SubResource("finalize").Update(ctx, ns))
+	if err := c.Get(ctx, client.ObjectKeyFromObject(ns), ns); !apierrors.IsNotFound(err) {
+		t.Fatalf("after finalize: %v", err)
+	}
+	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); !apierrors.IsForbidden(err) {
+		t.Fatalf("delete default: %v", err)
+	}
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -69,7 +69,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 		}
 		obj.SetNamespace(req.Namespace)
-		if err := s.admitNamespace(req.Namespace); err != nil {
+		if err := s.admitNamespace(k, obj, req.Namespace, req.DryRun); err != nil {
 			return nil, err
 		}
 	} else {
@@ -110,6 +110,10 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 			return nil, err
 		}
 	}
+	if isNamespace(k) {
+		// rest.BeforeCreate runs after the field manager.
+		prepareNamespaceForCreate(obj)
+	}
 	if req.DryRun {
 		return obj, nil
 	}
@@ -117,22 +121,6 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 }
 
 func (s *Server) hasStatus(k *Kind) bool { return k.Status && !s.ablate.StatusSubresource }
-
-func (s *Server) admitNamespace(ns string) error {
-	nsObj, ok := s.store.Get(storeKey(s.kinds[schema.GroupKind{Kind: "Namespace"}], "", ns), 0)
-	if !ok {
-		return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
-	}
-	if nsObj.GetDeletionTimestamp() != nil {
-		return apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, ns,
-			errorString("unable to create new content in namespace "+ns+" because it is being terminated"))
-	}
-	return nil
-}
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
 
 // trackUpdate records an Update operation by manager in managed fields, as
 // the real server's field manager does for create, update and patch.
@@ -192,7 +180,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	if sub == "status" && !s.hasStatus(k) {
 		return nil, errNotFound(k, req.Name)
 	}
-	if sub != "" && sub != "status" {
+	if sub != "" && sub != "status" && !(sub == "finalize" && isNamespace(k)) {
 		return nil, apierrors.NewBadRequest("unsupported subresource " + sub)
 	}
 	if in.GetName() != "" && in.GetName() != old.GetName() {
@@ -243,6 +231,9 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 				delete(obj.Object, "status")
 			}
 		}
+	}
+	if isNamespace(k) {
+		prepareNamespaceForUpdate(sub, obj, old)
 	}
 	// System fields an update cannot change (rest.BeforeUpdate).
 	obj.SetNamespace(old.GetNamespace())
@@ -309,7 +300,10 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	}
 	key := storeKey(k, old.GetNamespace(), old.GetName())
 	oldRev := s.store.CurrentRev(key)
-	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
+	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 &&
+		(!isNamespace(k) || len(specFinalizers(obj)) == 0) {
+		// (ShouldDeleteNamespaceDuringUpdate: a namespace also needs an
+		// empty spec.finalizers.)
 		// The last finalizer is gone: the update becomes the deletion.
 		return s.store.Delete(key, obj, oldRev)
 	}
