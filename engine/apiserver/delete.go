@@ -101,6 +101,13 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 			obj.SetGeneration(obj.GetGeneration() + 1)
 		}
 		changed = true
+	} else if g := obj.GetDeletionGracePeriodSeconds(); g == nil || *g != 0 {
+		// markAsDeleting (generic registry) sets a zero grace period on every
+		// delete of an object held by finalizers, e.g. a namespace whose
+		// first delete (the namespace registry's own) set none.
+		zero := int64(0)
+		obj.SetDeletionGracePeriodSeconds(&zero)
+		changed = true
 	}
 	if !changed || req.DryRun {
 		return obj, nil

@@ -27,7 +27,8 @@
 //   - no-op writes: an update or patch that changes nothing writes nothing and
 //     keeps the resourceVersion.
 //   - deletion: finalizers hold the object with deletionTimestamp set until the
-//     last one is removed; orphan and foreground propagation add their
+//     last one is removed (every delete of a held object sets
+//     deletionGracePeriodSeconds 0, as the generic registry's markAsDeleting); orphan and foreground propagation add their
 //     finalizers (the garbage collector that acts on them is package builtin).
 //   - managed fields and server-side apply, through apimachinery's
 //     managedfields.FieldManager (structured-merge-diff), with type converters

@@ -88,3 +88,23 @@ var _ = register("ns/delete-immortal", func(ctx context.Context, c client.Client
 		o.Add(n+".deletionTimestamp", got.DeletionTimestamp != nil)
 	}
 })
+
+var _ = register("ns/delete-foreground-finalize", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	name := ns + "-f"
+	if !mustOK(o, "create-ns", c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, own)) {
+		return
+	}
+	o.Err("delete-foreground", c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, client.PropagationPolicy(metav1.DeletePropagationForeground)))
+	got := nsFacts(ctx, c, name, "deleted", o)
+	// spec.finalizers emptied: metadata.finalizers still hold it
+	got.Spec.Finalizers = nil
+	o.Err("finalize", c.SubResource("finalize").Update(ctx, got, own))
+	got = nsFacts(ctx, c, name, "finalized", o)
+	// a delete now goes the generic way: still held
+	o.Err("delete-again", c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+	got = nsFacts(ctx, c, name, "deleted-again", o)
+	// removing the last metadata finalizer by update removes it
+	got.Finalizers = nil
+	o.Err("update-remove-finalizer", c.Update(ctx, got, own))
+	nsFacts(ctx, c, name, "released", o)
+})
