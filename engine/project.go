@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -68,12 +69,23 @@ func (p *Project) servedKinds() ([]schema.GroupVersionKind, error) {
 // ones (which a scenario runs only if it lists them).
 func (p *Project) controllers() []explore.Controller {
 	out := append([]explore.Controller{}, p.Controllers...)
-	for _, c := range out {
-		if c.Name == builtin.GarbageCollectorName {
-			return out
-		}
+	has := func(name string) bool {
+		return slices.ContainsFunc(out, func(c explore.Controller) bool { return c.Name == name })
 	}
-	return append(out, GarbageCollector())
+	if !has(builtin.GarbageCollectorName) {
+		out = append(out, GarbageCollector())
+	}
+	if !has(builtin.NamespaceControllerName) {
+		out = append(out, NamespaceController())
+	}
+	return out
+}
+
+// NamespaceController is the built-in namespace controller, as a controller
+// scenarios can list by name ("namespace-controller").
+func NamespaceController() explore.Controller {
+	return explore.Controller{Name: builtin.NamespaceControllerName, Setup: builtin.SetupNamespaceController,
+		Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}}
 }
 
 // GarbageCollector is the built-in ownerReference garbage collector, as a

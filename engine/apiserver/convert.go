@@ -62,6 +62,7 @@ func (s *Server) normalize(k *Kind, u *unstructured.Unstructured) (*unstructured
 	if err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", k.GVK.Kind, err)
 	}
+	decodeBuiltin(obj)
 	return s.untyped(k, obj)
 }
 

@@ -29,23 +29,34 @@ func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.U
 	key := storeKey(k, req.Namespace, req.Name)
 	old, ok := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
-	if !ok {
+	switch {
+	case !ok:
 		err = errNotFound(k, req.Name)
-	} else {
+	case isNamespace(k):
+		out, err = s.deleteNamespace(k, req, old, opts)
+	default:
 		out, err = s.delete(k, req, old, opts)
 	}
+	err = apiError(err)
 	s.notify(Write{Verb: "delete", Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 	return out, err
 }
 
-func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+func (s *Server) checkDeletePreconditions(k *Kind, old *unstructured.Unstructured, opts metav1.DeleteOptions) error {
 	if p := opts.Preconditions; p != nil {
 		if p.UID != nil && *p.UID != old.GetUID() {
-			return nil, errPrecondition(k, old.GetName(), "UID", string(*p.UID), string(old.GetUID()))
+			return errPrecondition(k, old.GetName(), "UID", string(*p.UID), string(old.GetUID()))
 		}
 		if p.ResourceVersion != nil && *p.ResourceVersion != old.GetResourceVersion() && !s.ablate.Conflicts {
-			return nil, errPrecondition(k, old.GetName(), "ResourceVersion", *p.ResourceVersion, old.GetResourceVersion())
+			return errPrecondition(k, old.GetName(), "ResourceVersion", *p.ResourceVersion, old.GetResourceVersion())
 		}
+	}
+	return nil
+}
+
+func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	if err := s.checkDeletePreconditions(k, old, opts); err != nil {
+		return nil, err
 	}
 	obj := old.DeepCopy()
 	finalizers := obj.GetFinalizers()
@@ -93,6 +104,13 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 		if obj.GetGeneration() > 0 && !s.ablate.Generation {
 			obj.SetGeneration(obj.GetGeneration() + 1)
 		}
+		changed = true
+	} else if g := obj.GetDeletionGracePeriodSeconds(); g == nil || *g != 0 {
+		// markAsDeleting (generic registry) sets a zero grace period on every
+		// delete of an object held by finalizers, e.g. a namespace whose
+		// first delete (the namespace registry's own) set none.
+		zero := int64(0)
+		obj.SetDeletionGracePeriodSeconds(&zero)
 		changed = true
 	}
 	if !changed || req.DryRun {

@@ -10,7 +10,14 @@
 // What it does, and which upstream code does it:
 //   - resourceVersion on every write; 409 Conflict on a stale resourceVersion
 //     in an Update, in a patch that carries metadata.resourceVersion (what
-//     controller-runtime's MergeFromWithOptimisticLock sends), or in an apply.
+//     controller-runtime's MergeFromWithOptimisticLock sends), or in an apply
+//     to an existing object; an apply to a missing object creates it, whatever
+//     resourceVersion it carries (the patch handler creates through the
+//     storage's update path, which has no precondition for a missing object).
+//   - identity: a uid in an Update body is a precondition (409); a patch or
+//     apply that changes metadata.uid fails object-meta validation (422); a
+//     body whose namespace differs from the request's is 400 (k8s.io/apiserver's
+//     rest.EnsureObjectNamespaceMatchesRequestNamespace).
 //   - metadata.generation: 1 on create and +1 when anything outside metadata
 //     (and outside status, when the status subresource is enabled) changes,
 //     for custom resources and for the built-ins whose strategy tracks it;
@@ -20,7 +27,8 @@
 //   - no-op writes: an update or patch that changes nothing writes nothing and
 //     keeps the resourceVersion.
 //   - deletion: finalizers hold the object with deletionTimestamp set until the
-//     last one is removed; orphan and foreground propagation add their
+//     last one is removed (every delete of a held object sets
+//     deletionGracePeriodSeconds 0, as the generic registry's markAsDeleting); orphan and foreground propagation add their
 //     finalizers (the garbage collector that acts on them is package builtin).
 //   - managed fields and server-side apply, through apimachinery's
 //     managedfields.FieldManager (structured-merge-diff), with type converters
@@ -34,9 +42,28 @@
 //     controllers do; deleting it adds the cleanup finalizer, deletes its
 //     objects, and once none is left removes the CRD and stops serving its
 //     kind.
+//   - owner references: exact duplicates in a request body are collapsed
+//     (before managed fields on create and update, after them on patch), as
+//     the real handlers' dedupOwnerReferences does (unexported in
+//     k8s.io/apiserver, restated; the warning is not returned).
+//   - an error that is not an API status (e.g. the field manager refusing an
+//     apply configuration with duplicate list-map keys) becomes the 500 that
+//     k8s.io/apiserver's responsewriters.ErrorToAPIStatus makes of it.
 //   - namespaces: the four namespaces kube-apiserver creates at start-up
-//     exist; a namespaced object can be created only in an existing,
-//     non-terminating namespace (the NamespaceLifecycle admission plugin).
+//     exist; a namespaced object can be created only in an existing namespace
+//     (404) whose phase is not Terminating (403 with a NamespaceTerminating
+//     cause, built with k8s.io/apiserver's admission.NewForbidden as the
+//     NamespaceLifecycle plugin builds it); default, kube-system and
+//     kube-public cannot be deleted (403). The namespace registry's own rules
+//     (k8s.io/kubernetes/pkg/registry/core/namespace, not linked: restated in
+//     namespace.go): a new namespace is Active with "kubernetes" in
+//     spec.finalizers and the kubernetes.io/metadata.name label; an update
+//     keeps spec.finalizers and status, which only the finalize and status
+//     subresources change; the first delete sets deletionTimestamp and phase
+//     Terminating and keeps the namespace; it goes once spec.finalizers and
+//     metadata.finalizers are both empty (a finalize that empties them, or a
+//     later delete). Emptying spec.finalizers is the namespace controller's
+//     job (package builtin). Fidelity: ns/*.
 //
 // # Fidelity
 //
@@ -60,11 +87,19 @@
 //     internal registry is not linked). What is run: apimachinery's
 //     object-meta validation (names, labels, annotations, owner references,
 //     immutable fields, no new finalizers on terminating objects), core
-//     validation's finalizer-name rule for built-in kinds, and ConfigMap and
-//     Secret immutability.
+//     validation's finalizer-name rule for built-in kinds, ConfigMap and
+//     Secret immutability and the immutable Secret type. What is decoded as
+//     the real server's v1 -> internal conversion and defaulting would
+//     (decode.go, hand-written: pkg/apis/core/v1 is not linked): a Secret's
+//     stringData is merged into data and dropped, and an empty type becomes
+//     Opaque (fidelity: secret/*).
 //     CRD validation beyond structural pruning and defaulting (OpenAPI value
 //     validation, CEL rules, ratcheting) is not run.
-//   - No admission webhooks or admission plugins except NamespaceLifecycle.
+//   - No admission webhooks or admission plugins except NamespaceLifecycle,
+//     which reads the namespace from storage (the real plugin reads an
+//     informer cache and falls back to a live read).
+//   - Namespace status and finalize updates are not validated (phase against
+//     deletionTimestamp, finalizer names in spec.finalizers).
 //   - Graceful deletion periods (pods) are not modelled: an object without
 //     finalizers is removed at once.
 //   - Field selectors: metadata.name and metadata.namespace only.

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 )
 
 // The errors below are the ones kube-apiserver answers with, built with
@@ -46,4 +47,19 @@ func errInvalid(k *Kind, name string, errs ...*field.Error) error {
 
 func errUnsupportedMediaType(k *Kind, name, msg string) error {
 	return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", k.groupResource(), name, msg, 0, false)
+}
+
+// apiError turns an error that is not an API status into the status
+// kube-apiserver's handlers answer with (responsewriters.ErrorToAPIStatus:
+// 500, no reason, the error's text), e.g. a field manager's refusal of an
+// apply configuration with duplicate list-map keys.
+func apiError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return err
+	}
+	return &apierrors.StatusError{ErrStatus: *responsewriters.ErrorToAPIStatus(err)}
 }

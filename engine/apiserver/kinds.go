@@ -137,6 +137,9 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 	if k.Status {
 		subs = append(subs, "status")
 	}
+	if isNamespace(k) {
+		subs = append(subs, "finalize")
+	}
 	for _, sub := range subs {
 		var fm *managedfields.FieldManager
 		var err error

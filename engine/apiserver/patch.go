@@ -31,6 +31,7 @@ func (s *Server) Patch(req Request, pt types.PatchType, data []byte) (*unstructu
 	verb := "patch"
 	if req.Subresource == "scale" && exists {
 		out, err = s.patchScale(k, req, pt, data)
+		err = apiError(err)
 		s.notify(Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 		return out, err
 	}
@@ -42,6 +43,7 @@ func (s *Server) Patch(req Request, pt types.PatchType, data []byte) (*unstructu
 	} else {
 		out, err = s.patch(k, req, old, pt, data)
 	}
+	err = apiError(err)
 	s.notify(Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 	return out, err
 }
@@ -149,8 +151,13 @@ func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, dat
 		return nil, err
 	}
 	if old == nil {
+		// The patch handler creates through the storage's update path
+		// (forceAllowCreate), which has no resourceVersion precondition for
+		// a missing object: the apply configuration's resourceVersion,
+		// stale or made up, is dropped and the object created.
 		out.SetName(req.Name)
 		out.SetNamespace(req.Namespace)
+		out.SetResourceVersion("")
 		return s.create(k, req, out, false)
 	}
 	// A resourceVersion in the apply configuration is a precondition.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
 )
 
 // Create stores a new object, as POST does.
@@ -23,6 +24,7 @@ func (s *Server) Create(req Request, obj *unstructured.Unstructured) (*unstructu
 		return nil, apierrors.NewMethodNotSupported(k.groupResource(), "create "+req.Subresource)
 	}
 	out, err := s.create(k, req, obj, true)
+	err = apiError(err)
 	s.notify(Write{Verb: "create", Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager, RVAfter: rvOf(out), Err: err})
 	return out, err
 }
@@ -55,6 +57,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	dedupOwnerReferences(obj)
 	if k.Namespaced {
 		if req.Namespace == "" {
 			req.Namespace = obj.GetNamespace()
@@ -66,7 +69,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 		}
 		obj.SetNamespace(req.Namespace)
-		if err := s.admitNamespace(req.Namespace); err != nil {
+		if err := s.admitNamespace(k, obj, req.Namespace, req.DryRun); err != nil {
 			return nil, err
 		}
 	} else {
@@ -107,6 +110,10 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 			return nil, err
 		}
 	}
+	if isNamespace(k) {
+		// rest.BeforeCreate runs after the field manager.
+		prepareNamespaceForCreate(obj)
+	}
 	if req.DryRun {
 		return obj, nil
 	}
@@ -114,22 +121,6 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 }
 
 func (s *Server) hasStatus(k *Kind) bool { return k.Status && !s.ablate.StatusSubresource }
-
-func (s *Server) admitNamespace(ns string) error {
-	nsObj, ok := s.store.Get(storeKey(s.kinds[schema.GroupKind{Kind: "Namespace"}], "", ns), 0)
-	if !ok {
-		return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
-	}
-	if nsObj.GetDeletionTimestamp() != nil {
-		return apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, ns,
-			errorString("unable to create new content in namespace "+ns+" because it is being terminated"))
-	}
-	return nil
-}
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
 
 // trackUpdate records an Update operation by manager in managed fields, as
 // the real server's field manager does for create, update and patch.
@@ -177,6 +168,7 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 	} else {
 		out, err = s.update(k, req, old, obj, true, "update")
 	}
+	err = apiError(err)
 	s.notify(Write{Verb: "update", Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 	return out, err
 }
@@ -188,7 +180,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	if sub == "status" && !s.hasStatus(k) {
 		return nil, errNotFound(k, req.Name)
 	}
-	if sub != "" && sub != "status" {
+	if sub != "" && sub != "status" && !(sub == "finalize" && isNamespace(k)) {
 		return nil, apierrors.NewBadRequest("unsupported subresource " + sub)
 	}
 	if in.GetName() != "" && in.GetName() != old.GetName() {
@@ -203,13 +195,23 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	} else if rv != old.GetResourceVersion() && !s.ablate.Conflicts {
 		return nil, errConflict(k, old.GetName())
 	}
-	if uid := in.GetUID(); uid != "" && uid != old.GetUID() {
+	// A uid in a PUT body is a precondition (rest.DefaultUpdatedObjectInfo's
+	// Preconditions: 409); the patch handler has none, so a patch that
+	// changes the uid fails object-meta validation below (422).
+	if uid := in.GetUID(); uid != "" && uid != old.GetUID() && verb == "update" {
 		return nil, errPrecondition(k, old.GetName(), "UID", string(uid), string(old.GetUID()))
 	}
 	req1, err := s.normalize(k, in)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	// rest.BeforeUpdate: the body's namespace must be the request's (400),
+	// or empty (then it is the request's).
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(rest.ExpectedNamespaceForScope(old.GetNamespace(), k.Namespaced), req1); err != nil {
+		return nil, err
+	}
+	bodyRefs := req1.GetOwnerReferences()
+	deduped := dedupOwnerReferences(req1)
 	var obj *unstructured.Unstructured
 	if sub == "status" {
 		// The status strategy keeps everything but status from the old object.
@@ -230,10 +232,16 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 			}
 		}
 	}
+	if isNamespace(k) {
+		prepareNamespaceForUpdate(sub, obj, old)
+	}
 	// System fields an update cannot change (rest.BeforeUpdate).
 	obj.SetNamespace(old.GetNamespace())
 	obj.SetName(old.GetName())
-	obj.SetUID(old.GetUID())
+	if obj.GetUID() == "" {
+		// rest.BeforeUpdate: the existing uid if none is provided.
+		obj.SetUID(old.GetUID())
+	}
 	obj.SetCreationTimestamp(old.GetCreationTimestamp())
 	obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
 	obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
@@ -271,7 +279,16 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
 	if track {
-		if obj, err = s.trackUpdate(k, sub, old, obj, req.FieldManager); err != nil {
+		if deduped && verb == "patch" && sub == "" {
+			// The patch handler dedups after the field manager has seen the
+			// patched object (the update handler before).
+			refs := obj.GetOwnerReferences()
+			obj.SetOwnerReferences(bodyRefs)
+			if obj, err = s.trackUpdate(k, sub, old, obj, req.FieldManager); err != nil {
+				return nil, err
+			}
+			obj.SetOwnerReferences(refs)
+		} else if obj, err = s.trackUpdate(k, sub, old, obj, req.FieldManager); err != nil {
 			return nil, err
 		}
 	}
@@ -283,7 +300,10 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	}
 	key := storeKey(k, old.GetNamespace(), old.GetName())
 	oldRev := s.store.CurrentRev(key)
-	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
+	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 &&
+		(!isNamespace(k) || len(specFinalizers(obj)) == 0) {
+		// (ShouldDeleteNamespaceDuringUpdate: a namespace also needs an
+		// empty spec.finalizers.)
 		// The last finalizer is gone: the update becomes the deletion.
 		return s.store.Delete(key, obj, oldRev)
 	}
@@ -291,18 +311,23 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 }
 
 // validateImmutableData enforces ConfigMap and Secret immutability: once
-// immutable is true, data, binaryData and immutable itself cannot change
-// (core validation's ValidateConfigMapUpdate / ValidateSecretUpdate).
+// immutable is true, data, binaryData and immutable itself cannot change;
+// a Secret's type never changes (core validation's ValidateConfigMapUpdate /
+// ValidateSecretUpdate).
 func validateImmutableData(old, obj *unstructured.Unstructured) field.ErrorList {
 	switch old.GroupVersionKind().GroupKind() {
 	case schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Kind: "Secret"}:
 	default:
 		return nil
 	}
-	if imm, _, _ := unstructured.NestedBool(old.Object, "immutable"); !imm {
-		return nil
-	}
 	var errs field.ErrorList
+	if old.GetKind() == "Secret" {
+		// ValidateSecretUpdate: the type never changes.
+		errs = append(errs, apivalidation.ValidateImmutableField(obj.Object["type"], old.Object["type"], field.NewPath("type"))...)
+	}
+	if imm, _, _ := unstructured.NestedBool(old.Object, "immutable"); !imm {
+		return errs
+	}
 	for _, f := range []string{"data", "binaryData", "immutable"} {
 		if !apiequality.Semantic.DeepEqual(old.Object[f], obj.Object[f]) {
 			errs = append(errs, field.Forbidden(field.NewPath(f), "field is immutable when `immutable` is set"))
@@ -330,4 +355,34 @@ func validateMeta(k *Kind, obj *unstructured.Unstructured) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// dedupOwnerReferences collapses exact duplicate owner references in a
+// request body, as kube-apiserver's create, update and patch handlers do
+// (dedupOwnerReferences in k8s.io/apiserver/pkg/endpoints/handlers/rest.go,
+// unexported, so restated here): an entry is dropped only when an earlier
+// entry with the same uid is semantically equal to it; entries sharing a uid
+// but differing in any field are kept. The real server also returns a
+// warning, which the engine does not model.
+// It reports whether it dropped any.
+func dedupOwnerReferences(obj *unstructured.Unstructured) bool {
+	refs := obj.GetOwnerReferences()
+	if len(refs) < 2 {
+		return false
+	}
+	var out []metav1.OwnerReference
+	dup := false
+	for _, ref := range refs {
+		if slices.ContainsFunc(out, func(r metav1.OwnerReference) bool {
+			return r.UID == ref.UID && apiequality.Semantic.DeepEqual(r, ref)
+		}) {
+			dup = true
+			continue
+		}
+		out = append(out, ref)
+	}
+	if dup {
+		obj.SetOwnerReferences(out)
+	}
+	return dup
 }

@@ -10,6 +10,12 @@
 // foregroundDeletion finalizer, and orphans dependents (removes their owner
 // references) before removing an owner's orphan finalizer.
 //
+// NamespaceController is kube-controller-manager's namespace controller: for
+// a namespace being deleted whose spec.finalizers still holds "kubernetes",
+// it deletes every namespaced object in it and, once none is left, removes
+// "kubernetes" through the finalize subresource (the apiserver then removes
+// the namespace).
+//
 // # Fidelity
 //
 //   - Like the real collector, it learns about objects from informers (its
@@ -23,4 +29,14 @@
 //     events are not modelled.
 //   - Requests name objects as "Kind.group/name" in the request Name
 //     (controller-runtime requests carry no kind).
+//   - The namespace controller deletes content kind by kind with a
+//     background-propagation delete-collection, as the real deleter does,
+//     but is woken by the deletion of namespaced objects instead of polling
+//     (the real one requeues after an estimate of remaining graceful
+//     deletion); it does not write the namespace's status conditions
+//     (NamespaceDeletionDiscoveryFailure, NamespaceContentRemaining, ...),
+//     does not discover resources (it uses the kinds the server serves) and
+//     does not model pods' graceful deletion. Tested in namespace_test.go;
+//     the fidelity suite's real server runs no controller-manager, so only
+//     the apiserver's side (Terminating, 403, finalize) is compared there.
 package builtin

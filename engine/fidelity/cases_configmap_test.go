@@ -305,8 +305,21 @@ var _ = register("cm/json-patch-rv-test", func(ctx context.Context, c client.Cli
 		return
 	}
 	// optimistic locking by putting a stale resourceVersion in a JSON patch
+	o.RV("create", obj)
 	p := `[{"op":"replace","path":"/metadata/resourceVersion","value":"1"},{"op":"replace","path":"/data/k","value":"x"}]`
-	o.Err("patch-stale-rv", c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, []byte(p)), own))
+	o.Err("patch-stale-rv", c.Patch(ctx, obj.DeepCopy(), client.RawPatch(types.JSONPatchType, []byte(p)), own))
+	// the refused patch left the object unchanged
+	got, err := getCM(ctx, c, ns, "a")
+	o.Err("get", err)
+	o.Add("data", got.Data)
+	o.RV("get", got)
+	// the same patch with the current resourceVersion applies
+	p = `[{"op":"replace","path":"/metadata/resourceVersion","value":"` + got.ResourceVersion + `"},{"op":"replace","path":"/data/k","value":"x"}]`
+	o.Err("patch-fresh-rv", c.Patch(ctx, obj.DeepCopy(), client.RawPatch(types.JSONPatchType, []byte(p)), own))
+	got, err = getCM(ctx, c, ns, "a")
+	o.Err("get2", err)
+	o.Add("data2", got.Data)
+	o.RV("get2", got)
 })
 
 var _ = register("cm/strategic-merge-patch", func(ctx context.Context, c client.Client, ns string, o *Observation) {
@@ -414,10 +427,30 @@ var _ = register("cm/ssa-missing-field-manager", func(ctx context.Context, c cli
 var _ = register("cm/ssa-stale-rv", func(ctx context.Context, c client.Client, ns string, o *Observation) {
 	obj := cm(ns, "a", map[string]string{"k": "v"})
 	mustOK(o, "create", c.Create(ctx, obj, own))
+	o.RV("create", obj)
+	// Forced, so that field ownership cannot refuse the apply first: the
+	// stale resourceVersion is what is tested.
 	ac := cmApply(ns, "a", map[string]string{"k": "v2"}).WithResourceVersion("1")
-	o.Err("apply", c.Apply(ctx, ac, client.FieldOwner("applier")))
+	o.Err("apply", c.Apply(ctx, ac, client.FieldOwner("applier"), client.ForceOwnership))
+	got, err := getCM(ctx, c, ns, "a")
+	o.Err("get", err)
+	o.Add("data", got.Data)
+	o.RV("get", got)
+	o.MF("get", got)
 	ac = cmApply(ns, "a", map[string]string{"k": "v3"}).WithResourceVersion(obj.ResourceVersion)
-	o.Err("apply-fresh", c.Apply(ctx, ac, client.FieldOwner("applier")))
+	o.Err("apply-fresh", c.Apply(ctx, ac, client.FieldOwner("applier"), client.ForceOwnership))
+	got, err = getCM(ctx, c, ns, "a")
+	o.Err("get2", err)
+	o.Add("data2", got.Data)
+	o.RV("get2", got)
+	o.MF("get2", got)
+	// and with one manager, no force needed: stale is still 409
+	ac = cmApply(ns, "a", map[string]string{"k": "v4"}).WithResourceVersion(obj.ResourceVersion)
+	o.Err("apply-stale-same-manager", c.Apply(ctx, ac, client.FieldOwner("applier")))
+	got, err = getCM(ctx, c, ns, "a")
+	o.Err("get3", err)
+	o.Add("data3", got.Data)
+	o.RV("get3", got)
 })
 
 var _ = register("cm/managed-fields-two-updaters", func(ctx context.Context, c client.Client, ns string, o *Observation) {

@@ -320,8 +320,12 @@ var _ = register("widget/optimistic-lock-patch", func(ctx context.Context, c cli
 	sbase := got.DeepCopy()
 	setStatus(got, map[string]any{"phase": "P"})
 	o.Err("status-patch-fresh", c.Status().Patch(ctx, got, client.MergeFromWithOptions(sbase, client.MergeFromWithOptimisticLock{}), own))
-	setStatus(sbase, map[string]any{"phase": "Q"})
-	o.Err("status-patch-stale", c.Status().Patch(ctx, sbase, client.MergeFromWithOptions(sbase.DeepCopy(), client.MergeFromWithOptimisticLock{}), own))
+	// a stale status patch that would change the phase
+	stale = sbase.DeepCopy()
+	setStatus(stale, map[string]any{"phase": "Q"})
+	o.Err("status-patch-stale", c.Status().Patch(ctx, stale, client.MergeFromWithOptions(sbase, client.MergeFromWithOptimisticLock{}), own))
+	got, _ = getU(ctx, c, widgetGVK, ns, "w")
+	o.Add("phase", field(got, "status", "phase"))
 })
 
 var _ = register("widget/finalizer-delete-lifecycle", func(ctx context.Context, c client.Client, ns string, o *Observation) {
@@ -560,9 +564,13 @@ var _ = register("scaler/scale-noop-and-status", func(ctx context.Context, c cli
 	mustOK(o, "get-scale", c.SubResource("scale").Get(ctx, s, sc))
 	o.Err("update-scale-same", c.SubResource("scale").Update(ctx, s, client.WithSubResourceBody(sc), client.FieldOwner("hpa")))
 	o.RV("update-scale-same", sc)
-	// status change through /status is visible through /scale
+	// status change through /status is visible through /scale (on the
+	// current object: the scale update above wrote a new revision)
+	s, err := getU(ctx, c, scalerGVK, ns, "s")
+	o.Err("get", err)
 	setStatus(s, map[string]any{"replicas": int64(1)})
 	o.Err("status-update", c.Status().Update(ctx, s, own))
+	o.RV("status-update", s)
 	sc2 := newU(scaleGVK, "", "", nil)
 	o.Err("get-scale2", c.SubResource("scale").Get(ctx, s, sc2))
 	o.Add("scale2.status", field(sc2, "status"))
