@@ -49,6 +49,12 @@
 //   - an error that is not an API status (e.g. the field manager refusing an
 //     apply configuration with duplicate list-map keys) becomes the 500 that
 //     k8s.io/apiserver's responsewriters.ErrorToAPIStatus makes of it.
+//   - pods and nodes on create (pod.go): a Pod's status becomes {phase:
+//     Pending, qosClass}; a Node keeps its status (their strategies).
+//   - eviction (eviction.go): pods/<name>/eviction with PodDisruptionBudgets,
+//     as kube-apiserver's eviction REST decides it (unready pods under a
+//     healthy budget, checkAndDecrement, 429 with the DisruptionBudget
+//     cause, the budget's status write).
 //   - namespaces: the four namespaces kube-apiserver creates at start-up
 //     exist; a namespaced object can be created only in an existing namespace
 //     (404) whose phase is not Terminating (403 with a NamespaceTerminating

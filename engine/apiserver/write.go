@@ -20,6 +20,9 @@ func (s *Server) Create(req Request, obj *unstructured.Unstructured) (*unstructu
 	if err != nil {
 		return nil, err
 	}
+	if req.Subresource == "eviction" && k.GVK.GroupKind() == (schema.GroupKind{Kind: "Pod"}) {
+		return s.Evict(req, obj)
+	}
 	if req.Subresource != "" {
 		return nil, apierrors.NewMethodNotSupported(k.groupResource(), "create "+req.Subresource)
 	}
@@ -98,7 +101,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 	} else if !s.ablate.Generation {
 		obj.SetGeneration(0)
 	}
-	if s.hasStatus(k) {
+	if s.hasStatus(k) && !keepsStatusOnCreate(k) {
 		// PrepareForCreate: a create may not set status.
 		unstructured.RemoveNestedField(obj.Object, "status")
 		if obj, err = s.normalize(k, obj); err != nil {
@@ -113,6 +116,9 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 	if isNamespace(k) {
 		// rest.BeforeCreate runs after the field manager.
 		prepareNamespaceForCreate(obj)
+	}
+	if isPod(k) && !s.ablate.StatusSubresource {
+		preparePodForCreate(obj)
 	}
 	if req.DryRun {
 		return obj, nil

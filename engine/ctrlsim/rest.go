@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -175,12 +176,22 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 	case "watch":
 		return t.watch(ri.Namespace, gvk, q, meta)
 	case "create":
-		u, err := decodeBody(in, gvk)
+		want := gvk
+		if ri.Subresource == "eviction" {
+			want = policyv1.SchemeGroupVersion.WithKind("Eviction")
+		}
+		u, err := decodeBody(in, want)
 		if err != nil {
 			return errStatus(err)
 		}
 		if u.GetNamespace() == "" {
 			u.SetNamespace(ri.Namespace)
+		}
+		if ri.Subresource != "" {
+			if err := t.c.SubResource(ri.Subresource).Create(ctx, obj(), u); err != nil {
+				return errStatus(err)
+			}
+			return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess, Code: http.StatusCreated}, http.StatusCreated
 		}
 		if err := t.c.Create(ctx, u, createOpts(q)...); err != nil {
 			return errStatus(err)

@@ -3,6 +3,7 @@ package ctrlsim
 import (
 	"context"
 
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -44,8 +45,26 @@ func (s *subResourceClient) Get(ctx context.Context, obj client.Object, subResou
 	})
 }
 
+// Create implements client.SubResourceWriter: the eviction subresource of
+// pods (subResource is a policy/v1 Eviction); others are refused.
 func (s *subResourceClient) Create(ctx context.Context, obj client.Object, subResource client.Object, opts ...client.SubResourceCreateOption) error {
-	return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: s.sub}, "create")
+	if s.sub != "eviction" {
+		return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: s.sub}, "create")
+	}
+	gvk, err := s.c.gvk(obj)
+	if err != nil {
+		return err
+	}
+	op := &Op{Verb: "create", Subresource: s.sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	return s.c.call(op, func() error {
+		body, err := s.c.toUnstructured(subResource, policyv1.SchemeGroupVersion.WithKind("Eviction"))
+		if err != nil {
+			return err
+		}
+		_, err = s.c.env.Server.Create(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
+			Subresource: s.sub, FieldManager: s.c.name}, body)
+		return err
+	})
 }
 
 func (s *subResourceClient) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {

@@ -1,0 +1,222 @@
+package fidelity
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// What the process-model work added: Pod and Node create semantics,
+// eviction with PodDisruptionBudgets, and CRD establishment.
+
+func pod(ns, name string, labels map[string]string, res corev1.ResourceRequirements) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: res}}}}
+}
+
+// defaultSA creates the namespace's "default" ServiceAccount, which the
+// real server's ServiceAccount admission requires of a pod (the
+// controller-manager that creates it does not run here; the engine has no
+// ServiceAccount admission, a known difference named in apiserver/doc.go).
+func defaultSA(ctx context.Context, c client.Client, ns string, o *Observation) bool {
+	return mustOK(o, "serviceaccount.create", c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}, own))
+}
+
+func podFacts(ctx context.Context, c client.Client, ns, name, step string, o *Observation) {
+	got := &corev1.Pod{}
+	if !o.Err(step+".get", c.Get(ctx, key(ns, name), got)) {
+		return
+	}
+	o.Add(step+".phase", string(got.Status.Phase))
+	o.Add(step+".qosClass", string(got.Status.QOSClass))
+	o.Add(step+".deleting", got.DeletionTimestamp != nil)
+}
+
+var _ = register("pod/create-status", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	q := resource.MustParse
+	cases := []struct {
+		name string
+		res  corev1.ResourceRequirements
+	}{
+		{"besteffort", corev1.ResourceRequirements{}},
+		{"burstable", corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q("100m")}}},
+		{"guaranteed", corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("64Mi")}}},
+	}
+	if !defaultSA(ctx, c, ns, o) {
+		return
+	}
+	for _, tc := range cases {
+		p := pod(ns, tc.name, nil, tc.res)
+		p.Status.Phase = corev1.PodRunning // a create may not set status
+		if !mustOK(o, tc.name+".create", c.Create(ctx, p, own)) {
+			continue
+		}
+		podFacts(ctx, c, ns, tc.name, tc.name, o)
+	}
+})
+
+var _ = register("node/create-keeps-status", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node"},
+		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")}}}
+	if !mustOK(o, "create", c.Create(ctx, n, own)) {
+		return
+	}
+	got := &corev1.Node{}
+	if o.Err("get", c.Get(ctx, key("", n.Name), got)) {
+		p := got.Status.Capacity[corev1.ResourcePods]
+		o.Add("status.capacity.pods", p.String())
+	}
+	o.Err("delete", c.Delete(ctx, got))
+})
+
+func evict(ctx context.Context, c client.Client, ns, name string) error {
+	return c.SubResource("eviction").Create(ctx, pod(ns, name, nil, corev1.ResourceRequirements{}),
+		&policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+}
+
+// evictRefused tries an eviction the budget should refuse and records only
+// whether it was refused: the real server answers 429, which client-go
+// retries until the context ends, so the error itself is not comparable
+// (the 429 and its DisruptionBudget cause are pinned in engine/apiserver's
+// TestEviction, from kube-apiserver's eviction REST).
+func evictRefused(ctx context.Context, c client.Client, ns, name, step string, o *Observation) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	o.Add(step+".refused", evict(ctx, c, ns, name) != nil)
+}
+
+// running makes a pod Running, and Ready if ready, through its status, as
+// the kubelet would.
+func running(ctx context.Context, c client.Client, ns, name string, ready bool, o *Observation) {
+	got := &corev1.Pod{}
+	if !o.Err(name+".get-for-status", c.Get(ctx, key(ns, name), got)) {
+		return
+	}
+	got.Status.Phase = corev1.PodRunning
+	if ready {
+		got.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	}
+	o.Err(name+".status-running", c.Status().Update(ctx, got, own))
+}
+
+var _ = register("pod/evict", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	app := map[string]string{"app": "a"}
+	if !defaultSA(ctx, c, ns, o) {
+		return
+	}
+	// A pending pod is evicted without consulting budgets.
+	if mustOK(o, "pending.create", c.Create(ctx, pod(ns, "pending", app, corev1.ResourceRequirements{}), own)) {
+		o.Err("pending.evict", evict(ctx, c, ns, "pending"))
+		podFacts(ctx, c, ns, "pending", "pending.after", o)
+	}
+	// A running pod without a budget is evicted.
+	if mustOK(o, "free.create", c.Create(ctx, pod(ns, "free", map[string]string{"app": "other"}, corev1.ResourceRequirements{}), own)) {
+		running(ctx, c, ns, "free", true, o)
+		o.Err("free.evict", evict(ctx, c, ns, "free"))
+		podFacts(ctx, c, ns, "free", "free.after", o)
+	}
+	// A running pod under a budget that allows no disruption: 429.
+	one := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pdb"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: app}}}
+	if !mustOK(o, "pdb.create", c.Create(ctx, pdb, own)) {
+		return
+	}
+	if mustOK(o, "held.create", c.Create(ctx, pod(ns, "held", app, corev1.ResourceRequirements{}), own)) {
+		running(ctx, c, ns, "held", true, o)
+		// No disruption controller runs: the budget's status was never
+		// observed.
+		evictRefused(ctx, c, ns, "held", "held.evict-unobserved", o)
+		podFacts(ctx, c, ns, "held", "held.after-unobserved", o)
+		got := &policyv1.PodDisruptionBudget{}
+		if o.Err("pdb.get", c.Get(ctx, key(ns, "pdb"), got)) {
+			got.Status.ObservedGeneration = got.Generation
+			got.Status.DisruptionsAllowed = 0
+			got.Status.DesiredHealthy, got.Status.CurrentHealthy, got.Status.ExpectedPods = 1, 1, 1
+			o.Err("pdb.status-none-allowed", c.Status().Update(ctx, got, own))
+			evictRefused(ctx, c, ns, "held", "held.evict-none-allowed", o)
+			podFacts(ctx, c, ns, "held", "held.after-none-allowed", o)
+			got.Status.DisruptionsAllowed = 1
+			got.Status.CurrentHealthy = 2
+			o.Err("pdb.status-one-allowed", c.Status().Update(ctx, got, own))
+			o.Err("held.evict-allowed", evict(ctx, c, ns, "held"))
+			podFacts(ctx, c, ns, "held", "held.after", o)
+			// An unready pod under a healthy budget goes without
+			// consuming it.
+			if mustOK(o, "unready.create", c.Create(ctx, pod(ns, "unready", app, corev1.ResourceRequirements{}), own)) {
+				running(ctx, c, ns, "unready", false, o)
+				cur := &policyv1.PodDisruptionBudget{}
+				if o.Err("pdb.get-healthy", c.Get(ctx, key(ns, "pdb"), cur)) {
+					cur.Status.DesiredHealthy, cur.Status.CurrentHealthy = 1, 1
+					o.Err("pdb.status-healthy", c.Status().Update(ctx, cur, own))
+					o.Err("unready.evict", evict(ctx, c, ns, "unready"))
+					podFacts(ctx, c, ns, "unready", "unready.after", o)
+				}
+			}
+			after := &policyv1.PodDisruptionBudget{}
+			if o.Err("pdb.get-after", c.Get(ctx, key(ns, "pdb"), after)) {
+				o.Add("pdb.after.disruptionsAllowed", after.Status.DisruptionsAllowed)
+				_, recorded := after.Status.DisruptedPods["held"]
+				o.Add("pdb.after.disruptedPods.held", recorded)
+				for _, cd := range after.Status.Conditions {
+					o.Add("pdb.after.condition."+cd.Type, string(cd.Status)+"/"+cd.Reason)
+				}
+			}
+		}
+	}
+	o.Err("missing.evict", evict(ctx, c, ns, "missing"))
+})
+
+var _ = register("crd/establish-through-api", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	group := ns + ".ctrlbugs.dev"
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "gadgets." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Singular: "gadget", Kind: "Gadget", ListKind: "GadgetList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
+		},
+	}
+	if !mustOK(o, "create", c.Create(ctx, crd, own)) {
+		return
+	}
+	// The real controllers take milliseconds: wait for Established.
+	got := &apiextensionsv1.CustomResourceDefinition{}
+	deadline := time.Now().Add(10 * time.Second)
+	var err error
+	for {
+		err = c.Get(ctx, key("", crd.Name), got)
+		if err != nil || crdCond(got, apiextensionsv1.Established) == "True" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !o.Err("get", err) {
+		return
+	}
+	o.Add("established", crdCond(got, apiextensionsv1.Established))
+	o.Add("namesAccepted", crdCond(got, apiextensionsv1.NamesAccepted))
+	o.Add("acceptedNames.kind", got.Status.AcceptedNames.Kind)
+	o.Add("storedVersions", got.Status.StoredVersions)
+	o.Err("delete", c.Delete(ctx, got))
+})
+
+func crdCond(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) string {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == t {
+			return string(c.Status)
+		}
+	}
+	return ""
+}
+
+func ptrTrue() *bool { b := true; return &b }
