@@ -104,6 +104,9 @@
 //   - No admission webhooks or admission plugins except NamespaceLifecycle,
 //     which reads the namespace from storage (the real plugin reads an
 //     informer cache and falls back to a live read).
+//     In particular no ServiceAccount admission: a real server refuses a
+//     pod whose namespace has no "default" ServiceAccount and mounts its
+//     token; the engine does neither (fidelity cases create the account).
 //   - Namespace status and finalize updates are not validated (phase against
 //     deletionTimestamp, finalizer names in spec.finalizers).
 //   - Graceful deletion periods (pods) are not modelled: an object without
