@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,20 +142,16 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 	case "list":
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		opts := []client.ListOption{client.InNamespace(ri.Namespace)}
-		if s := q.Get("labelSelector"); s != "" {
-			sel, err := labels.Parse(s)
-			if err != nil {
-				return errStatus(apierrors.NewBadRequest(err.Error()))
-			}
-			opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+		ls, fs, err := selectors(q)
+		if err != nil {
+			return errStatus(err)
 		}
-		if s := q.Get("fieldSelector"); s != "" {
-			sel, err := fields.ParseSelector(s)
-			if err != nil {
-				return errStatus(apierrors.NewBadRequest(err.Error()))
-			}
-			opts = append(opts, client.MatchingFieldsSelector{Selector: sel})
+		opts := []client.ListOption{client.InNamespace(ri.Namespace)}
+		if ls != nil {
+			opts = append(opts, client.MatchingLabelsSelector{Selector: ls})
+		}
+		if fs != nil {
+			opts = append(opts, client.MatchingFieldsSelector{Selector: fs})
 		}
 		if err := t.c.List(ctx, l, opts...); err != nil {
 			return errStatus(err)
@@ -265,13 +262,16 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 			Details: &metav1.StatusDetails{Name: ri.Name, Group: gvk.Group, Kind: ri.Resource}}, http.StatusOK
 	case "deletecollection":
 		u := obj()
+		ls, fs, err := selectors(q)
+		if err != nil {
+			return errStatus(err)
+		}
 		opts := []client.DeleteAllOfOption{client.InNamespace(ri.Namespace)}
-		if s := q.Get("labelSelector"); s != "" {
-			sel, err := labels.Parse(s)
-			if err != nil {
-				return errStatus(apierrors.NewBadRequest(err.Error()))
-			}
-			opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+		if ls != nil {
+			opts = append(opts, client.MatchingLabelsSelector{Selector: ls})
+		}
+		if fs != nil {
+			opts = append(opts, client.MatchingFieldsSelector{Selector: fs})
 		}
 		if err := t.c.DeleteAllOf(ctx, u, opts...); err != nil {
 			return errStatus(err)
@@ -281,7 +281,26 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 	return errStatus(apierrors.NewMethodNotSupported(gvr.GroupResource(), ri.Verb))
 }
 
-func createOpts(q map[string][]string) []client.CreateOption {
+// selectors parses a request's labelSelector and fieldSelector (nil when
+// absent).
+func selectors(q url.Values) (labels.Selector, fields.Selector, error) {
+	var ls labels.Selector
+	var fs fields.Selector
+	var err error
+	if s := q.Get("labelSelector"); s != "" {
+		if ls, err = labels.Parse(s); err != nil {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+	}
+	if s := q.Get("fieldSelector"); s != "" {
+		if fs, err = fields.ParseSelector(s); err != nil {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+	}
+	return ls, fs, nil
+}
+
+func createOpts(q url.Values) []client.CreateOption {
 	if fm := firstOf(q["fieldManager"]); fm != "" {
 		return []client.CreateOption{client.FieldOwner(fm)}
 	}
@@ -299,23 +318,14 @@ func firstOf(v []string) string {
 // with sendInitialEvents, the objects the view shows then a bookmark
 // marking their end; otherwise the view's events since resourceVersion.
 // The history is complete, so no resourceVersion is too old (no 410).
-func (t *restTransport) watch(ns string, gvk schema.GroupVersionKind, q map[string][]string, meta bool) (any, int) {
+func (t *restTransport) watch(ns string, gvk schema.GroupVersionKind, q url.Values, meta bool) (any, int) {
 	gr := schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
 	if t.cache == nil {
 		return errStatus(apierrors.NewMethodNotSupported(gr, "watch (this REST transport has no cache to serve watches from)"))
 	}
-	var ls labels.Selector
-	var fs fields.Selector
-	var err error
-	if s := firstOf(q["labelSelector"]); s != "" {
-		if ls, err = labels.Parse(s); err != nil {
-			return errStatus(apierrors.NewBadRequest(err.Error()))
-		}
-	}
-	if s := firstOf(q["fieldSelector"]); s != "" {
-		if fs, err = fields.ParseSelector(s); err != nil {
-			return errStatus(apierrors.NewBadRequest(err.Error()))
-		}
+	ls, fs, err := selectors(q)
+	if err != nil {
+		return errStatus(err)
 	}
 	env := t.c.env
 	env.Lock()
