@@ -85,6 +85,12 @@ func resetFields(k *Kind, subresource string) map[fieldpath.APIVersion]fieldpath
 	var set *fieldpath.Set
 	if subresource == "status" {
 		set = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))
+		if statusKeepsMetadata(k) {
+			set = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
+			if statusResetsLabels(k) {
+				set.Insert(fieldpath.MakePathOrDie("metadata", "labels"))
+			}
+		}
 	} else {
 		set = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
 	}

@@ -228,6 +228,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 			delete(obj.Object, "status")
 		}
 		obj.SetManagedFields(req1.GetManagedFields())
+		keepStatusMetadata(k, obj, req1)
 	} else {
 		obj = req1
 		if s.hasStatus(k) {
