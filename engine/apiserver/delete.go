@@ -45,10 +45,10 @@ func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.U
 func (s *Server) checkDeletePreconditions(k *Kind, old *unstructured.Unstructured, opts metav1.DeleteOptions) error {
 	if p := opts.Preconditions; p != nil {
 		if p.UID != nil && *p.UID != old.GetUID() {
-			return errPrecondition(k, old.GetName(), "UID", string(*p.UID), string(old.GetUID()))
+			return errDeletePrecondition(k, old.GetName(), "UID", string(*p.UID), string(old.GetUID()))
 		}
 		if p.ResourceVersion != nil && *p.ResourceVersion != old.GetResourceVersion() && !s.ablate.Conflicts {
-			return errPrecondition(k, old.GetName(), "ResourceVersion", *p.ResourceVersion, old.GetResourceVersion())
+			return errDeletePrecondition(k, old.GetName(), "ResourceVersion", *p.ResourceVersion, old.GetResourceVersion())
 		}
 	}
 	return nil

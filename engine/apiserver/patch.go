@@ -83,7 +83,7 @@ func (s *Server) applyPatch(k *Kind, name string, cur *unstructured.Unstructured
 		}
 	case types.StrategicMergePatchType:
 		if k.CRD || cur.GetKind() == "Scale" {
-			return nil, errUnsupportedMediaType(k, name, "strategic merge patch is not supported for custom resources")
+			return nil, errPatchMediaType(string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyYAMLPatchType))
 		}
 		var schemaObj any
 		if schemaObj, err = s.scheme.New(k.GVK); err == nil {
@@ -104,7 +104,8 @@ func (s *Server) applyPatch(k *Kind, name string, cur *unstructured.Unstructured
 
 func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, data []byte) (*unstructured.Unstructured, error) {
 	if req.FieldManager == "" {
-		return nil, errInvalid(k, req.Name, field.Required(field.NewPath("fieldManager"), "is required for apply requests"))
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "PatchOptions"}, "",
+			field.ErrorList{field.Required(field.NewPath("fieldManager"), "is required for apply patch")})
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {

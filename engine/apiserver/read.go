@@ -3,6 +3,7 @@ package apiserver
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -96,7 +97,11 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 	if lo.Fields != nil {
 		for _, r := range lo.Fields.Requirements() {
 			if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
-				return nil, apierrors.NewBadRequest("field label not supported: " + r.Field)
+				// The CR handler and the built-in registries word it differently.
+				if k.CRD {
+					return nil, apierrors.NewBadRequest("field label not supported: " + r.Field)
+				}
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", r.Field))
 			}
 		}
 	}

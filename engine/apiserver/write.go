@@ -184,7 +184,7 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured, track bool, verb string) (*unstructured.Unstructured, error) {
 	sub := req.Subresource
 	if sub == "status" && !s.hasStatus(k) {
-		return nil, errNotFound(k, req.Name)
+		return nil, errNoSubresource(k, req.Name)
 	}
 	if sub != "" && sub != "status" && !(sub == "finalize" && isNamespace(k)) {
 		return nil, apierrors.NewBadRequest("unsupported subresource " + sub)
@@ -196,7 +196,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	rv := in.GetResourceVersion()
 	if rv == "" {
 		if !k.Unconditional && verb == "update" && !s.ablate.Conflicts {
-			return nil, errInvalid(k, old.GetName(), field.Invalid(field.NewPath("metadata", "resourceVersion"), int64(0), "must be specified for an update"))
+			return nil, errInvalidCR(k, old.GetName(), field.Invalid(field.NewPath("metadata", "resourceVersion"), int64(0), "must be specified for an update"))
 		}
 	} else if rv != old.GetResourceVersion() && !s.ablate.Conflicts {
 		return nil, errConflict(k, old.GetName())
