@@ -17,6 +17,7 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	extv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -140,6 +141,7 @@ func Project() (*ctrlbugs.Project, error) {
 		Name:     "crossplane",
 		Upstream: versions,
 		Cluster:  explore.Cluster{Scheme: scheme, Install: install},
+		Defines:  xrdKinds,
 		Controllers: []explore.Controller{{
 			Name:  ProcessName,
 			Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error { return Setup(ctx, mgr, Functions()) },
@@ -268,4 +270,39 @@ func Setup(ctx context.Context, mgr *ctrlsim.Manager, fns FunctionRunner) error 
 	// ControllerEngine started: its controllers wait on contexts of their
 	// own (engine.go:323), not on the manager's.
 	return mgr.Add(engineStopper{seam})
+}
+
+// xrdKinds returns the kinds a CompositeResourceDefinition makes served
+// once the definition controller has written their CRDs: the composite
+// resource's kind in each served version and, if the XRD offers a claim,
+// the claim's (what xcrd.ForCompositeResource and ForCompositeResourceClaim
+// render from spec.group, spec.names, spec.claimNames and spec.versions).
+func xrdKinds(o map[string]any) []schema.GroupVersionKind {
+	av, _ := o["apiVersion"].(string)
+	if !strings.HasPrefix(av, "apiextensions.crossplane.io/") || o["kind"] != "CompositeResourceDefinition" {
+		return nil
+	}
+	spec, _ := o["spec"].(map[string]any)
+	group, _ := spec["group"].(string)
+	var kinds []string
+	for _, f := range []string{"names", "claimNames"} {
+		if n, ok := spec[f].(map[string]any); ok {
+			if k, _ := n["kind"].(string); k != "" {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	var out []schema.GroupVersionKind
+	versions, _ := spec["versions"].([]any)
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		name, _ := m["name"].(string)
+		if served, _ := m["served"].(bool); !served || name == "" {
+			continue
+		}
+		for _, k := range kinds {
+			out = append(out, schema.GroupVersionKind{Group: group, Version: name, Kind: k})
+		}
+	}
+	return out
 }
