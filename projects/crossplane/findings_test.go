@@ -7,8 +7,7 @@ import (
 )
 
 // TestFindings re-verifies every crossplane finding (see enginetest.Findings
-// for the modes: reproduce, verify, record, bump). There are none yet: a
-// scenario cannot name an XR kind (README.md, "What does not work yet").
+// for the modes: reproduce, verify, record, bump). There are none yet.
 func TestFindings(t *testing.T) {
 	p, err := Project()
 	if err != nil {
