@@ -22,6 +22,10 @@ type Project struct {
 	Upstream    map[string]string
 	Cluster     explore.Cluster
 	Controllers []explore.Controller
+	// Defines returns the kinds an object makes served once it exists,
+	// besides a CRD's own: for a project whose controllers write CRDs from
+	// definitions of their own (scenario.Known.Defines). nil: none.
+	Defines func(obj map[string]any) []schema.GroupVersionKind
 
 	kindsOnce sync.Once
 	kinds     []schema.GroupVersionKind
@@ -32,7 +36,7 @@ type Project struct {
 // its controllers (and the built-in ones), and the kinds its cluster
 // serves (the API server's built-in kinds and the CRDs Install adds).
 func (p *Project) Known() (scenario.Known, error) {
-	k := scenario.Known{Project: p.Name}
+	k := scenario.Known{Project: p.Name, Defines: p.Defines}
 	for _, c := range p.controllers() {
 		k.Controllers = append(k.Controllers, c.Name)
 	}

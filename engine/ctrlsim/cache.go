@@ -75,6 +75,11 @@ func formOf(obj runtime.Object) Form {
 	return Typed
 }
 
+// caches says whether the manager's client reads obj through the cache:
+// not for kinds its options leave uncached (DisableFor), nor for
+// unstructured objects unless it caches them (CacheOptions.Unstructured).
+// These are client options: a read through the cache itself (Cache.Get,
+// Cache.List) is always cached (see readsCache).
 func (c *Cache) caches(obj runtime.Object, gvk schema.GroupVersionKind) bool {
 	if c.uncached[gvk.GroupKind()] {
 		return false
@@ -87,18 +92,27 @@ func (c *Cache) caches(obj runtime.Object, gvk schema.GroupVersionKind) bool {
 	return true
 }
 
-func (c *Cache) cachesList(list client.ObjectList, gvk schema.GroupVersionKind) bool {
-	return c.caches(list, gvk)
+// readsCache is what a read through the cache itself does: it starts the
+// kind's informer (in obj's form) and reads it, whatever the manager's
+// client options say, as controller-runtime's informer cache does (the
+// options DisableFor and Unstructured belong to the client, not the cache).
+// Upstreams that build clients of their own over the manager's cache
+// (client.New with CacheOptions.Reader, e.g. Crossplane's ControllerEngine)
+// rely on it.
+func (c *Cache) readsCache(obj runtime.Object, gvk schema.GroupVersionKind) bool {
+	c.informer(gvk, formOf(obj))
+	return true
 }
 
-// Get implements client.Reader (cache reads through the owning client).
+// Get implements client.Reader: a cached read (the informer view),
+// recorded as the owning client's.
 func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return c.client.Get(ctx, key, obj, opts...)
+	return c.client.get(ctx, key, obj, c.readsCache)
 }
 
-// List implements client.Reader.
+// List implements client.Reader: a cached read, as Get.
 func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return c.client.List(ctx, list, opts...)
+	return c.client.list(ctx, list, c.readsCache, opts...)
 }
 
 // GetInformer implements cache.Informers.

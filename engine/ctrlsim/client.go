@@ -114,12 +114,21 @@ func (c *Client) currentRV(gvk schema.GroupVersionKind, ns, name string) string 
 // toUnstructured encodes obj as the server would receive it (its JSON).
 // Get implements client.Reader.
 func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	var caches func(runtime.Object, schema.GroupVersionKind) bool
+	if c.cache != nil {
+		caches = c.cache.caches
+	}
+	return c.get(ctx, key, obj, caches)
+}
+
+// get reads obj, through the cache when caches (nil: never) says so.
+func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Object, caches func(runtime.Object, schema.GroupVersionKind) bool) error {
 	gvk, err := c.gvk(obj)
 	if err != nil {
 		return err
 	}
 	op := &Op{Verb: "get", GVK: gvk, Namespace: key.Namespace, Name: key.Name}
-	cached := c.cache != nil && c.cache.caches(obj, gvk)
+	cached := caches != nil && caches(obj, gvk)
 	return c.call(op, func() error {
 		if cached {
 			op.Cached = true
@@ -148,6 +157,15 @@ func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 
 // List implements client.Reader.
 func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	var caches func(runtime.Object, schema.GroupVersionKind) bool
+	if c.cache != nil {
+		caches = c.cache.caches
+	}
+	return c.list(ctx, list, caches, opts...)
+}
+
+// list lists, through the cache when caches (nil: never) says so.
+func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(runtime.Object, schema.GroupVersionKind) bool, opts ...client.ListOption) error {
 	lo := (&client.ListOptions{}).ApplyOptions(opts)
 	gvk, err := apiutil.GVKForObject(list, c.env.Scheme)
 	if err != nil {
@@ -160,7 +178,7 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
 	}
 	op := &Op{Verb: "list", GVK: gvk, Namespace: lo.Namespace}
-	cached := c.cache != nil && c.cache.cachesList(list, gvk)
+	cached := caches != nil && caches(list, gvk)
 	return c.call(op, func() error {
 		sel := apiserver.ListOptions{Labels: lo.LabelSelector}
 		var indexed fields.Selector

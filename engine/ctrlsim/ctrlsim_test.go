@@ -264,6 +264,35 @@ func TestReads(t *testing.T) {
 				t.Fatalf("informers %+v", infs)
 			}
 		}},
+		// DisableFor and Unstructured are client options: a client built
+		// over the cache (client.New with CacheOptions.Reader, as Crossplane
+		// builds its ControllerEngine's) reads the cache itself, which
+		// always serves from informers.
+		{"reads through the cache itself are cached whatever the client options", ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.ConfigMap{}}}, func(t *testing.T, f *fixture, rev1, rev2 int64) {
+			f.hooks.rev = rev1
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("v1")
+			u.SetKind("ConfigMap")
+			must(t, f.mgr.GetCache().Get(t.Context(), key, u))
+			if v, _, _ := unstructured.NestedString(u.Object, "data", "v"); v != "1" || !f.hooks.last(t).Cached || f.hooks.last(t).ViewRev != rev1 {
+				t.Fatalf("unstructured read through the cache %v (op %+v)", u.Object["data"], f.hooks.last(t))
+			}
+			var l corev1.ConfigMapList
+			must(t, f.mgr.GetCache().List(t.Context(), &l))
+			if op := f.hooks.last(t); len(l.Items) != 1 || l.Items[0].Data["v"] != "1" || !op.Cached || op.Verb != "list" {
+				t.Fatalf("typed list through the cache %+v (op %+v)", l.Items, op)
+			}
+			infs := f.mgr.Cache().Informers()
+			if len(infs) != 2 || infs[0].Form != ctrlsim.Unstructured || infs[1].Form != ctrlsim.Typed {
+				t.Fatalf("informers %+v", infs)
+			}
+			// The manager's client still reads the uncached kind live.
+			var cm corev1.ConfigMap
+			must(t, f.mgr.GetClient().Get(t.Context(), key, &cm))
+			if cm.Data["v"] != "2" || f.hooks.last(t).Cached {
+				t.Fatalf("client read of an uncached kind %v (op %+v)", cm.Data, f.hooks.last(t))
+			}
+		}},
 		{"metadata-only cached Get", ctrlsim.ManagerOptions{}, func(t *testing.T, f *fixture, rev1, rev2 int64) {
 			f.hooks.rev = rev1
 			p := &metav1.PartialObjectMetadata{}

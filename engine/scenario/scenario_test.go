@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // baseScenario is valid; each malformed case changes one thing.
@@ -521,5 +523,52 @@ func TestNoCascade(t *testing.T) {
 				t.Errorf("want one error, got %d:\n%v", len(list), err)
 			}
 		})
+	}
+}
+
+// TestDefinedKinds: a kind served only once an object of the scenario exists
+// (a CRD's, or one a project's definition object makes its controller serve,
+// as a Crossplane XRD's XR kind) may be named by an action; without its
+// definition it is an unknown kind.
+func TestDefinedKinds(t *testing.T) {
+	xr := map[string]any{"apiVersion": "example.org/v1", "kind": "XWidget", "metadata": map[string]any{"name": "w", "namespace": "default"}}
+	def := map[string]any{"apiVersion": "example.org/v1", "kind": "Definer", "metadata": map[string]any{"name": "xwidgets"}}
+	crd := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "xwidgets.example.org"},
+		"spec": map[string]any{"group": "example.org", "names": map[string]any{"kind": "XWidget", "plural": "xwidgets"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true}}}}
+	scn := func(objects ...any) *Scenario {
+		data := decodeBase(t, set("objects", objects))
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["actions"] = []any{map[string]any{"name": "create-xr", "at": map[string]any{"step": 1}, "op": "create", "object": xr}}
+		data, _ = json.Marshal(m)
+		s, err := Decode(testFile, data, "testdata")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	k := Known{Controllers: known.Controllers, Kinds: append(slices.Clone(known.Kinds),
+		schema.GroupVersionKind{Group: "example.org", Version: "v1", Kind: "Definer"},
+		schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})}
+	if err := scn(def).Validate(k); err == nil || !strings.Contains(err.Error(), "actions[0].object.kind: unknown kind example.org/v1/XWidget") {
+		t.Errorf("an undefined kind: %v", err)
+	}
+	if err := scn(crd).Validate(k); err != nil {
+		t.Errorf("a kind the scenario's CRD defines: %v", err)
+	}
+	k.Defines = func(o map[string]any) []schema.GroupVersionKind {
+		if o["kind"] == "Definer" {
+			return []schema.GroupVersionKind{{Group: "example.org", Version: "v1", Kind: "XWidget"}}
+		}
+		return nil
+	}
+	if err := scn(def).Validate(k); err != nil {
+		t.Errorf("a kind the project's Defines derives from a scenario object: %v", err)
+	}
+	if k.Kinds[len(k.Kinds)-1].Kind != "CustomResourceDefinition" {
+		t.Errorf("Validate changed the caller's Known.Kinds: %v", k.Kinds)
 	}
 }

@@ -20,6 +20,13 @@ type Known struct {
 	Project     string
 	Controllers []string
 	Kinds       []schema.GroupVersionKind
+	// Defines returns the kinds an object makes served once it exists in
+	// the cluster, besides a CustomResourceDefinition's own (which are
+	// always counted): a project's definitions whose controller writes a
+	// CRD (e.g. Crossplane's CompositeResourceDefinitions). Kinds defined
+	// by the scenario's objects and by the objects its actions create or
+	// update may be named wherever a served kind may. nil: CRDs only.
+	Defines func(obj map[string]any) []schema.GroupVersionKind
 }
 
 var (
@@ -52,6 +59,7 @@ func FormatKind(gvk schema.GroupVersionKind) string {
 // expects a scenario from Load or Decode, with the defaults applied.
 func (s *Scenario) Validate(known Known) error {
 	v := &validator{collector: collector{file: s.file}, s: s, known: known}
+	v.defineKinds()
 	v.top()
 	v.objects()
 	actionNames := map[string]bool{}
@@ -96,6 +104,54 @@ type validator struct {
 	collector
 	s     *Scenario
 	known Known
+}
+
+// defineKinds adds to the known kinds those the scenario's objects and
+// created or updated action objects define (see Known.Defines).
+func (v *validator) defineKinds() {
+	if v.known.Kinds == nil {
+		return
+	}
+	objs := append([]map[string]any{}, v.s.Objects...)
+	for _, a := range v.s.Actions {
+		if a.Op == "create" || a.Op == "update" {
+			objs = append(objs, a.Object)
+		}
+	}
+	kinds := slices.Clone(v.known.Kinds)
+	for _, o := range objs {
+		defined := crdKinds(o)
+		if v.known.Defines != nil {
+			defined = append(defined, v.known.Defines(o)...)
+		}
+		for _, k := range defined {
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	v.known.Kinds = kinds
+}
+
+// crdKinds returns the kinds a CustomResourceDefinition serves.
+func crdKinds(o map[string]any) []schema.GroupVersionKind {
+	if o["apiVersion"] != "apiextensions.k8s.io/v1" || o["kind"] != "CustomResourceDefinition" {
+		return nil
+	}
+	spec, _ := o["spec"].(map[string]any)
+	group, _ := spec["group"].(string)
+	names, _ := spec["names"].(map[string]any)
+	kind, _ := names["kind"].(string)
+	versions, _ := spec["versions"].([]any)
+	var out []schema.GroupVersionKind
+	for _, ver := range versions {
+		m, _ := ver.(map[string]any)
+		name, _ := m["name"].(string)
+		if served, _ := m["served"].(bool); served && name != "" && kind != "" {
+			out = append(out, schema.GroupVersionKind{Group: group, Version: name, Kind: kind})
+		}
+	}
+	return out
 }
 
 func (v *validator) top() {

@@ -1,0 +1,102 @@
+package ctrlbugs
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	fnv1 "github.com/crossplane/crossplane/v2/proto/fn/v1"
+)
+
+// NormalFunction is the name (a Composition's pipeline functionRef.name) of
+// the in-process function that composes one ConfigMap per XR.
+const NormalFunction = "function-normal"
+
+// Function is an in-process composition function: what a Function pod
+// would answer to RunFunction.
+type Function func(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error)
+
+// FunctionRunner is xfn.FunctionRunner (internal/xfn/function_runner.go:77-80
+// at v2.4.0) served in process: functions by name, in place of
+// xfn.PackagedFunctionRunner's gRPC calls to the endpoint of a Function's
+// active FunctionRevision. A function it does not know is an error naming
+// it, as a missing Function package is upstream.
+type FunctionRunner map[string]Function
+
+// Functions returns the functions scenarios can name.
+func Functions() FunctionRunner {
+	return FunctionRunner{NormalFunction: Normal}
+}
+
+// RunFunction implements xfn.FunctionRunner.
+func (r FunctionRunner) RunFunction(ctx context.Context, name string, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	fn, ok := r[name]
+	if !ok {
+		var known []string
+		for n := range r {
+			known = append(known, n)
+		}
+		sort.Strings(known)
+		return nil, fmt.Errorf("ctrlbugs function runner: no function %q (in-process functions: %s)", name, strings.Join(known, ", "))
+	}
+	// Requests and responses cross a process boundary upstream (gRPC): the
+	// function gets its own copy and Crossplane gets a fresh one back.
+	rsp, err := fn(ctx, proto.Clone(req).(*fnv1.RunFunctionRequest))
+	if err != nil {
+		return nil, err
+	}
+	return proto.Clone(rsp).(*fnv1.RunFunctionResponse), nil
+}
+
+// ComposedConfigMap is the resource name, in the composed resources of an XR,
+// of the ConfigMap the normal function composes.
+const ComposedConfigMap = "configmap"
+
+// Normal is a well-behaved function in the style of function-sdk-go: it
+// passes the desired state it receives on, and adds one ConfigMap named
+// "<xr-name>-config" in the XR's namespace, with data.xr = the XR's name
+// and data.message = the XR's spec.message (if any), marked ready.
+func Normal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	xr := req.GetObserved().GetComposite().GetResource()
+	if xr == nil {
+		return nil, fmt.Errorf("%s: the request has no observed composite resource", NormalFunction)
+	}
+	meta := xr.GetFields()["metadata"].GetStructValue()
+	name := meta.GetFields()["name"].GetStringValue()
+	ns := meta.GetFields()["namespace"].GetStringValue()
+	msg := xr.GetFields()["spec"].GetStructValue().GetFields()["message"].GetStringValue()
+
+	cmMeta := map[string]any{"name": name + "-config"}
+	if ns != "" {
+		cmMeta["namespace"] = ns
+	}
+	cm, err := structpb.NewStruct(map[string]any{
+		"apiVersion": "v1",
+		"kind":       "ConfigMap",
+		"metadata":   cmMeta,
+		"data":       map[string]any{"xr": name, "message": msg},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", NormalFunction, err)
+	}
+
+	desired := req.GetDesired()
+	if desired == nil {
+		desired = &fnv1.State{}
+	}
+	if desired.Resources == nil {
+		desired.Resources = map[string]*fnv1.Resource{}
+	}
+	desired.Resources[ComposedConfigMap] = &fnv1.Resource{Resource: cm, Ready: fnv1.Ready_READY_TRUE}
+
+	return &fnv1.RunFunctionResponse{
+		Meta:    &fnv1.ResponseMeta{Tag: req.GetMeta().GetTag(), Ttl: durationpb.New(time.Minute)},
+		Desired: desired,
+	}, nil
+}
