@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -48,6 +51,9 @@ type Manager struct {
 	apiReader *Client
 	cache     *Cache
 	logger    logr.Logger
+	// mu guards captured and other: upstream may add and remove
+	// controllers from goroutines of its own.
+	mu        sync.Mutex
 	captured  []*Captured
 	other     []manager.Runnable
 	elected   chan struct{}
@@ -99,7 +105,11 @@ type Captured struct {
 	runnable    manager.Runnable
 	log         func(*reconcile.Request) logr.Logger
 	started     bool
+	stopped     atomic.Bool
 }
+
+// Stopped reports whether upstream stopped the controller (Manager.Remove).
+func (c *Captured) Stopped() bool { return c.stopped.Load() }
 
 // Logger returns the logger upstream would use for req.
 func (c *Captured) Logger(req reconcile.Request) logr.Logger {
@@ -120,20 +130,50 @@ func (m *Manager) Add(r manager.Runnable) error {
 				return fmt.Errorf("ctrlsim: controller %T is not a reconcile.Reconciler (typed requests are not supported)", r)
 			}
 			name, _ := v.Elem().FieldByName("Name").Interface().(string)
+			m.mu.Lock()
 			m.captured = append(m.captured, &Captured{Name: name, Reconciler: rec, runnable: r})
+			m.mu.Unlock()
 			return nil
 		}
 	}
+	m.mu.Lock()
 	m.other = append(m.other, r)
+	m.mu.Unlock()
 	return nil
 }
 
-// Controllers returns the captured controllers.
-func (m *Manager) Controllers() []*Captured { return m.captured }
+// Remove is how upstream code that starts and stops controllers at runtime
+// (Crossplane's ControllerEngine, through a harness's seam) tells the
+// engine a captured controller was stopped: the engine stops scheduling it
+// and drops its queue. A controller of the same name added later is
+// scheduled in its place. Removing what was never added is an error.
+func (m *Manager) Remove(r manager.Runnable) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.captured {
+		if c.runnable == r {
+			c.stopped.Store(true)
+			return nil
+		}
+	}
+	return fmt.Errorf("ctrlsim: remove: %T was not added to this manager as a controller", r)
+}
 
-// Other returns runnables that were added but are not controllers; the
-// engine does not run them (a harness must say what they would have done).
-func (m *Manager) Other() []manager.Runnable { return m.other }
+// Controllers returns the captured controllers, stopped ones included, in
+// the order they were added.
+func (m *Manager) Controllers() []*Captured {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.captured)
+}
+
+// Other returns runnables that were added but are not controllers (the
+// explorer runs them as goroutines).
+func (m *Manager) Other() []manager.Runnable {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.other)
+}
 
 // QueueFactory builds the engine-owned queue of a controller.
 type QueueFactory func(controller string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -145,8 +185,8 @@ type QueueFactory func(controller string, rl workqueue.TypedRateLimiter[reconcil
 // upstream adds controllers at runtime. ctx must outlive the run (handlers
 // pass it to map functions).
 func (m *Manager) StartControllers(ctx context.Context, newQueue QueueFactory) error {
-	for _, c := range m.captured {
-		if c.started {
+	for _, c := range m.Controllers() {
+		if c.started || c.Stopped() {
 			continue
 		}
 		c.started = true

@@ -150,32 +150,51 @@ func TestProcessCrash(t *testing.T) {
 // TestRuntimeController: a controller upstream builds at runtime (from a
 // Reconcile, through controller-runtime's builder and mgr.Add, as
 // Crossplane does per XRD) is started after that step, its watches get
-// their initial list, and it is scheduled like the others.
+// their initial list, and it is scheduled like the others; stopped by
+// upstream (Manager.Remove), it is no longer scheduled; built again under
+// the same name, it takes its place and lists again.
 func TestRuntimeController(t *testing.T) {
 	enginetest.Bubble(t, 1, func(t *testing.T) {
 		s := scheme(t)
-		spawnAt := 10 * time.Second
+		at := func(d time.Duration) explore.Trigger { return explore.Trigger{Time: &d} }
+		spawn := obj(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "spawn", Namespace: "default"}})
+		secret := func(name string) *unstructured.Unstructured {
+			return obj(t, s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}})
+		}
 		cfg := &explore.Config{
 			Scenario: "runtime",
 			Cluster:  explore.Cluster{Scheme: s},
 			Controllers: []explore.Controller{{Name: "spawner", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
-				return (&sample.Spawner{Client: mgr.GetClient()}).SetupWithManager(mgr)
+				return (&sample.Spawner{Client: mgr.GetClient(), Remove: mgr.Remove}).SetupWithManager(mgr)
 			}}},
-			Objects: []*unstructured.Unstructured{obj(t, s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "default"}})},
-			Actions: []explore.Action{{Name: "spawn", At: explore.Trigger{Time: &spawnAt}, Op: "create",
-				Obj: obj(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "spawn", Namespace: "default"}})}},
+			Objects: []*unstructured.Unstructured{secret("old")},
+			Actions: []explore.Action{
+				{Name: "spawn", At: at(10 * time.Second), Op: "create", Obj: spawn},
+				{Name: "unspawn", At: at(20 * time.Second), Op: "delete", Obj: spawn},
+				{Name: "late secret", At: at(30 * time.Second), Op: "create", Obj: secret("late")},
+				{Name: "respawn", At: at(40 * time.Second), Op: "create", Obj: spawn},
+			},
 			Horizon: time.Minute,
 		}
 		r, tr := runTrace(t, cfg)
-		// Before the spawn, the process has one controller, named after
-		// the process; the one built at runtime is named under it.
-		want := "spawner:ok spawner/secret-labeler:ok spawner/secret-labeler:ok"
+		// The one built at runtime is named under the process; after the
+		// respawn it lists again and labels the Secret created while it
+		// was stopped.
+		want := "spawner:ok spawner/secret-labeler:ok spawner/secret-labeler:ok spawner:ok spawner:ok spawner/secret-labeler:ok spawner/secret-labeler:ok spawner/secret-labeler:ok"
 		if got := stepNames(tr); got != want {
 			t.Errorf("steps %q, want %q", got, want)
 		}
-		sec := find(r.Final, "Secret", "old")
-		if sec == nil || sec.GetLabels()["seen"] != "true" {
-			t.Fatalf("the runtime controller did not get the Secret that existed before it: %v", sec)
+		var stopped bool
+		for _, n := range tr.Notes {
+			stopped = stopped || strings.Contains(n.Text, "controller spawner/secret-labeler stopped by upstream")
+		}
+		if !stopped {
+			t.Error("no note of the stop")
+		}
+		for _, name := range []string{"old", "late"} {
+			if sec := find(r.Final, "Secret", name); sec == nil || sec.GetLabels()["seen"] != "true" {
+				t.Errorf("Secret %s not labelled: %v", name, sec)
+			}
 		}
 	})
 }

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"os"
 	"runtime/debug"
-	"strings"
 	"testing/synctest"
 	"time"
 
@@ -52,6 +51,10 @@ type ctrl struct {
 	cap       *ctrlsim.Captured
 	q         *queue
 	stepWrite int
+	// stopped: upstream stopped the controller (or a restart did not
+	// build it again); it is not scheduled until a controller of its name
+	// is added again.
+	stopped bool
 }
 
 // mgr returns the manager of the controller's process.
@@ -219,14 +222,24 @@ func (w *world) startProcess(p *proc) error {
 		return fmt.Errorf("controller %s: setup built no controller and added no runnable", p.spec.Name)
 	}
 	if restart {
-		if got, want := capturedNames(mgr.Controllers()), ctrlNames(p.ctrls); got != want {
-			return fmt.Errorf("controller %s: restart built controllers [%s], the first start [%s]", p.spec.Name, got, want)
-		}
-		for i, c := range p.ctrls {
-			c.cap = mgr.Controllers()[i]
+		// The restarted process builds its controllers again: each takes
+		// the place of the one of its name; those it does not build (built
+		// at runtime before the crash) wait until upstream builds them again.
+		for _, c := range p.ctrls {
+			c.stopped = true
+			c.q = newQueue(w, c.name, nil)
+			c.q.shutdown = true
 		}
 	}
 	return w.adopt(p)
+}
+
+// stopCtrl takes a controller upstream stopped out of the schedule.
+func (w *world) stopCtrl(c *ctrl) {
+	c.stopped = true
+	c.q = newQueue(w, c.name, nil)
+	c.q.shutdown = true
+	w.note(fmt.Sprintf("controller %s stopped by upstream: not scheduled, its queue dropped", c.name))
 }
 
 // adopt starts the controllers a process's manager holds and the engine
@@ -235,24 +248,59 @@ func (w *world) startProcess(p *proc) error {
 // registered since the last time.
 func (w *world) adopt(p *proc) error {
 	caps := p.mgr.Controllers()
-	for i := len(p.ctrls); i < len(caps); i++ {
-		name := p.spec.Name
-		if len(caps) > 1 || i > 0 {
-			name = p.spec.Name + "/" + caps[i].Name
+	adopted := map[*ctrlsim.Captured]bool{}
+	for _, c := range p.ctrls {
+		if !c.stopped && c.cap.Stopped() {
+			w.stopCtrl(c)
 		}
-		c := &ctrl{proc: p, name: name, cap: caps[i]}
-		p.ctrls = append(p.ctrls, c)
-		w.ctrls = append(w.ctrls, c)
+		if !c.stopped {
+			adopted[c.cap] = true
+		}
+	}
+	var fresh []*ctrl
+	for _, cp := range caps {
+		if adopted[cp] || cp.Stopped() {
+			continue
+		}
+		// A controller of a name the process ran before (stopped, or not
+		// built again after a restart) takes its place in the schedule.
+		var c *ctrl
+		for _, old := range p.ctrls {
+			if old.stopped && old.cap.Name == cp.Name {
+				c = old
+				break
+			}
+		}
+		if c == nil {
+			name := p.spec.Name
+			if len(p.ctrls) > 0 || len(caps) > 1 {
+				name = p.spec.Name + "/" + cp.Name
+			}
+			c = &ctrl{proc: p, name: name}
+			p.ctrls = append(p.ctrls, c)
+			w.ctrls = append(w.ctrls, c)
+		}
+		c.cap, c.stopped, c.q = cp, false, nil // nil: awaiting its queue
+		adopted[cp] = true
+		fresh = append(fresh, c)
 	}
 	err := p.mgr.StartControllers(p.ctx, func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-		for _, c := range p.ctrls {
-			if c.cap.Name == name {
+		for _, c := range fresh {
+			if c.cap.Name == name && c.q == nil {
 				c.q = newQueue(w, c.name, rl)
 				return c.q
 			}
 		}
 		panic(fmt.Sprintf("explore: queue for unknown controller %q of %s", name, p.spec.Name))
 	})
+	for _, c := range fresh {
+		if c.q == nil {
+			// Its warmup failed before building a queue.
+			c.stopped = true
+			c.q = newQueue(w, c.name, nil)
+			c.q.shutdown = true
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -367,22 +415,6 @@ func (w *world) adoptAll() {
 			w.note(fmt.Sprintf("%s: starting what it built at runtime failed: %v", p.spec.Name, err))
 		}
 	}
-}
-
-func capturedNames(caps []*ctrlsim.Captured) string {
-	var out []string
-	for _, c := range caps {
-		out = append(out, c.Name)
-	}
-	return strings.Join(out, ", ")
-}
-
-func ctrlNames(cs []*ctrl) string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, c.cap.Name)
-	}
-	return strings.Join(out, ", ")
 }
 
 // userWrite applies a user action or initial object as identity "user".

@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	kcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -77,7 +78,7 @@ func (s *engineSeam) newController(name string, o kcontroller.Options) (kcontrol
 	s.mu.Lock()
 	s.started = append(s.started, name)
 	s.mu.Unlock()
-	return &heldController{Controller: c, proc: s.proc}, nil
+	return &heldController{Controller: c, proc: s.proc, remove: s.mgr.Remove}, nil
 }
 
 // engineStopper is a runnable of the process: when the process stops
@@ -110,13 +111,24 @@ func (st engineStopper) Start(ctx context.Context) error {
 type heldController struct {
 	kcontroller.Controller
 	proc context.Context
+	// remove tells the engine upstream stopped the controller
+	// (ctrlsim.Manager.Remove).
+	remove func(manager.Runnable) error
 }
 
 // Start waits until upstream's engine stops the controller or the process
 // stops; the explorer runs the controller's reconciles.
+//
+// When upstream's engine stops it (ControllerEngine.Stop: the XRD was
+// deleted, or changed and is being restarted) while the process still
+// runs, the engine is told, so it stops scheduling the controller; a
+// controller of the same name started again takes its place.
 func (h *heldController) Start(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
+		if h.proc.Err() == nil {
+			return h.remove(h.Controller)
+		}
 	case <-h.proc.Done():
 	}
 	return nil
