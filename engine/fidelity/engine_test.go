@@ -19,8 +19,8 @@ func init() {
 	if os.Getenv("FIDELITY_ENGINE") == "off" {
 		return
 	}
-	engineSide = func(t *testing.T, scheme *runtime.Scheme, crds []*apiextensionsv1.CustomResourceDefinition) (client.Client, error) {
-		srv, err := apiserver.New(apiserver.Options{Scheme: scheme})
+	engineSide = func(t *testing.T, scheme *runtime.Scheme, crds []*apiextensionsv1.CustomResourceDefinition, ab apiserver.Ablations) (client.Client, error) {
+		srv, err := apiserver.New(apiserver.Options{Scheme: scheme, Ablations: ab})
 		if err != nil {
 			return nil, err
 		}

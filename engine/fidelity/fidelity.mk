@@ -9,14 +9,16 @@ FIDELITY_LOG ?= $(CURDIR)/engine/fidelity/out/fidelity.log
 FIDELITY_REPORT ?= $(CURDIR)/engine/fidelity/out/fidelity-report.json
 FIDELITY_GO = cd engine/fidelity && GOWORK=off GOFLAGS="-mod=mod -buildvcs=false"
 
-.PHONY: fidelity fidelity-build fidelity-update-known
+.PHONY: fidelity fidelity-build fidelity-update-known fidelity-vacuity-discover
 
 # Runs the suite, streams the case table, keeps the full -v log in
-# $(FIDELITY_LOG) and a JSON report of every observation in $(FIDELITY_REPORT).
+# $(FIDELITY_LOG) and a JSON report of every observation in $(FIDELITY_REPORT);
+# then checks the cases are not vacuous: each case naming a semantic
+# (vacuity_test.go) must disagree with an engine that has it switched off.
 # POSIX sh only (no pipefail): the exit status travels through a file.
 fidelity:
 	@mkdir -p $(dir $(FIDELITY_LOG)) $(dir $(FIDELITY_REPORT)); rm -f $(FIDELITY_LOG).status; \
-	( $(FIDELITY_GO) FIDELITY_REPORT=$(FIDELITY_REPORT) \
+	( $(FIDELITY_GO) FIDELITY_REPORT=$(FIDELITY_REPORT) FIDELITY_VACUITY=1 \
 	    go test -count=1 -timeout 30m -v -run 'TestFidelity$$' ./... 2>&1; \
 	  echo $$? > $(FIDELITY_LOG).status ) | tee $(FIDELITY_LOG) \
 	  | grep -v -E '^=== (RUN|PAUSE|CONT)|^ +--- PASS'; \
@@ -32,3 +34,8 @@ fidelity-build:
 # Rewrites testdata/pinned/*.json, the pins of knownDifferences and reportedBugs.
 fidelity-update-known:
 	$(FIDELITY_GO) FIDELITY_UPDATE=1 go test -count=1 -timeout 30m -run 'TestFidelity$$' ./...
+
+# Prints, per ablation, every case that disagrees with the real server when
+# the engine has that semantic switched off: what cases could name.
+fidelity-vacuity-discover:
+	$(FIDELITY_GO) FIDELITY_VACUITY=discover go test -v -count=1 -timeout 30m -run 'TestFidelity$$' ./... | grep '^vacuity'

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"sigs.k8s.io/yaml"
 )
 
@@ -49,7 +51,7 @@ func register(name string, run func(ctx context.Context, c client.Client, ns str
 
 // engineSide builds a client.Client backed by the engine, with the CRDs
 // installed. It is set by engine_test.go; nil means "pending".
-var engineSide func(t *testing.T, scheme *runtime.Scheme, crds []*apiextensionsv1.CustomResourceDefinition) (client.Client, error)
+var engineSide func(t *testing.T, scheme *runtime.Scheme, crds []*apiextensionsv1.CustomResourceDefinition, ab apiserver.Ablations) (client.Client, error)
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -222,7 +224,7 @@ func TestFidelity(t *testing.T) {
 
 	var engC client.Client
 	if engineSide != nil {
-		engC, err = engineSide(t, scheme, crds)
+		engC, err = engineSide(t, scheme, crds, apiserver.Ablations{})
 		if err != nil {
 			t.Fatalf("engine side: %v", err)
 		}
@@ -275,6 +277,9 @@ func TestFidelity(t *testing.T) {
 	}
 	t.Logf("%d cases ran in %v", len(cases), time.Since(runStart).Round(time.Millisecond))
 	printTable(results, engC != nil)
+	if mode := os.Getenv("FIDELITY_VACUITY"); mode != "" && engC != nil {
+		checkVacuity(t, mode == "discover", scheme, crds, results)
+	}
 	if p := os.Getenv("FIDELITY_REPORT"); p != "" {
 		b, _ := json.MarshalIndent(results, "", "  ")
 		if err := os.WriteFile(p, b, 0o644); err != nil {
