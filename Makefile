@@ -4,6 +4,7 @@
 #   make test                          the engine's and the harnesses' tests
 #   make verify                        every finding and its control; the index
 #   make fidelity                      the engine against a real kube-apiserver
+#   make lint                          golangci-lint over the engine
 #   make record FINDING=id             (re)record a finding's trace
 #   make judge TRACE=file              judge a stored trace again from its records
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
@@ -29,7 +30,7 @@ QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' |
 # Run it from the project directory: $(call testbin,fluxcd) -test.run X
 testbin = (cd projects/$(1) && go test -c -o ../../out/$(1).test . && ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: test test-engine test-projects reproduce verify record judge explore bump bump-check findings-index check-finding mermaid-check
+.PHONY: lint test test-engine test-projects reproduce verify record judge explore bump bump-check findings-index check-finding mermaid-check
 
 test: test-engine test-projects
 
@@ -86,6 +87,13 @@ verify:
 judge:
 	@test -n "$(TRACE)" || { echo "usage: make judge TRACE=findings/<project>/<id>.trace.jsonl" >&2; exit 2; }
 	@cd engine && go run ./cmd/trace-judge $(abspath $(TRACE))
+
+# golangci-lint (installed into out/tools at a pinned version on first use)
+# over the engine with the repository's .golangci.yml.
+GOLANGCI_LINT_VERSION = v2.7.2
+lint:
+	@test -x out/tools/golangci-lint || { mkdir -p out/tools && GOBIN=$(CURDIR)/out/tools go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION); }
+	cd engine && ../out/tools/golangci-lint run --config ../.golangci.yml ./...
 
 # Renders every finding's Mermaid timeline with mermaid-cli in Debian's
 # chromium (both installed on first use) and fails on a parse error or an

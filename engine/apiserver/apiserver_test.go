@@ -187,21 +187,23 @@ func TestSemantics(t *testing.T) {
 			mod.Object["status"] = map[string]any{"phase": "y"}
 			must(t, c.Status().Patch(ctx, mod, client.MergeFrom(base)))
 		}},
+		// client.Apply (the apply patch type) is deprecated in controller-runtime
+		// but upstream controllers still send it: tested as they send it.
 		{"server-side apply: conflict, then force", func(t *testing.T, ctx context.Context, c client.Client) {
 			a := widget("a", map[string]any{"color": "red"})
-			must(t, c.Patch(ctx, a, client.Apply, client.FieldOwner("alice")))
+			must(t, c.Patch(ctx, a, client.Apply, client.FieldOwner("alice"))) //nolint:staticcheck // see above
 			b := widget("a", map[string]any{"color": "blue"})
-			err := c.Patch(ctx, b, client.Apply, client.FieldOwner("bob"))
+			err := c.Patch(ctx, b, client.Apply, client.FieldOwner("bob")) //nolint:staticcheck // see above
 			if !apierrors.IsConflict(err) {
 				t.Fatalf("apply conflict: %v", err)
 			}
-			must(t, c.Patch(ctx, b, client.Apply, client.FieldOwner("bob"), client.ForceOwnership))
+			must(t, c.Patch(ctx, b, client.Apply, client.FieldOwner("bob"), client.ForceOwnership)) //nolint:staticcheck // see above
 			got := get(t, c, "a")
 			if col, _, _ := unstructured.NestedString(got.Object, "spec", "color"); col != "blue" {
 				t.Fatalf("color %s", col)
 			}
 			rv := got.GetResourceVersion()
-			must(t, c.Patch(ctx, widget("a", map[string]any{"color": "blue"}), client.Apply, client.FieldOwner("bob")))
+			must(t, c.Patch(ctx, widget("a", map[string]any{"color": "blue"}), client.Apply, client.FieldOwner("bob"))) //nolint:staticcheck // see above
 			if get(t, c, "a").GetResourceVersion() != rv {
 				t.Fatalf("no-op apply bumped resourceVersion")
 			}

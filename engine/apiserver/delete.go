@@ -63,7 +63,7 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 	policy := metav1.DeletePropagationBackground
 	if opts.PropagationPolicy != nil {
 		policy = *opts.PropagationPolicy
-	} else if opts.OrphanDependents != nil && *opts.OrphanDependents {
+	} else if opts.OrphanDependents != nil && *opts.OrphanDependents { //nolint:staticcheck // deprecated, still honoured by kube-apiserver
 		policy = metav1.DeletePropagationOrphan
 	}
 	if k.GVK.GroupKind() == crdGVK.GroupKind() && obj.GetDeletionTimestamp() == nil {

@@ -40,6 +40,7 @@ func errConflict(k *Kind, name string) error {
 
 func errPrecondition(k *Kind, name, what, want, got string) error {
 	return apierrors.NewConflict(k.groupResource(), name,
+		//nolint:staticcheck // ST1005: kube-apiserver's own wording
 		fmt.Errorf("Precondition failed: %s in precondition: %v, %s in object meta: %v", what, want, what, got))
 }
 

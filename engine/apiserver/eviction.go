@@ -92,6 +92,7 @@ func (s *Server) Evict(req Request, eviction *unstructured.Unstructured) (*unstr
 		return deletePod()
 	case 1:
 	default:
+		//nolint:staticcheck // ST1005: kube-apiserver's own wording
 		return nil, apierrors.NewInternalError(fmt.Errorf("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
 	}
 	pdb := matching[0]

@@ -206,7 +206,7 @@ func (s *Server) InstallCRD(crd *apiextensionsv1.CustomResourceDefinition) error
 	// The same type converter the real server builds (customresource_handler.go,
 	// buildOpenAPIModelsForApply); a CRD whose models cannot be built falls
 	// back to the deduced converter, as the real server does.
-	var conv managedfields.TypeConverter = managedfields.NewDeducedTypeConverter()
+	conv := managedfields.NewDeducedTypeConverter()
 	if spec, err := builder.BuildOpenAPIV3(crd, ver.Name, builder.Options{}); err == nil && spec.Components != nil {
 		if c, err := managedfields.NewTypeConverter(spec.Components.Schemas, crd.Spec.PreserveUnknownFields); err == nil {
 			conv = c

@@ -136,8 +136,8 @@ func (s *Server) deleteNamespace(k *Kind, req Request, old *unstructured.Unstruc
 		orphan := slices.Contains(f, metav1.FinalizerOrphanDependents)
 		foreground := slices.Contains(f, metav1.FinalizerDeleteDependents)
 		switch {
-		case opts.OrphanDependents != nil:
-			orphan, foreground = *opts.OrphanDependents, !*opts.OrphanDependents
+		case opts.OrphanDependents != nil: //nolint:staticcheck // deprecated, still honoured by kube-apiserver
+			orphan, foreground = *opts.OrphanDependents, !*opts.OrphanDependents //nolint:staticcheck // as above
 		case opts.PropagationPolicy != nil:
 			orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
 			foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground

@@ -155,7 +155,7 @@ func scaleOwnership(entries []metav1.ManagedFieldsEntry, manager, apiVersion str
 	for _, e := range entries {
 		set := &fieldpath.Set{}
 		if e.FieldsV1 != nil {
-			if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+			if err := set.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil {
 				return nil, err
 			}
 		}

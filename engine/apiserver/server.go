@@ -184,10 +184,6 @@ type Request struct {
 	Force bool
 }
 
-func (r Request) key() store.Key {
-	return store.Key{GroupKind: r.GVK.GroupKind(), Namespace: r.Namespace, Name: r.Name}
-}
-
 func (s *Server) kindOf(r Request) (*Kind, error) {
 	k, ok := s.kinds[r.GVK.GroupKind()]
 	if !ok {

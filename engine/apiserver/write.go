@@ -186,7 +186,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	if sub == "status" && !s.hasStatus(k) {
 		return nil, errNoSubresource(k, req.Name)
 	}
-	if sub != "" && sub != "status" && !(sub == "finalize" && isNamespace(k)) {
+	if sub != "" && sub != "status" && (sub != "finalize" || !isNamespace(k)) {
 		return nil, apierrors.NewBadRequest("unsupported subresource " + sub)
 	}
 	if in.GetName() != "" && in.GetName() != old.GetName() {

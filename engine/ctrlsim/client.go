@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -423,9 +422,4 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 		}
 		return c.env.Server.DeleteCollection(gvk, do.Namespace, sel, *do.AsDeleteOptions(), c.name)
 	})
-}
-
-func rvInt(rv string) int64 {
-	n, _ := strconv.ParseInt(rv, 10, 64)
-	return n
 }

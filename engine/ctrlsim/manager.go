@@ -53,10 +53,10 @@ type Manager struct {
 	logger    logr.Logger
 	// mu guards captured and other: upstream may add and remove
 	// controllers from goroutines of its own.
-	mu        sync.Mutex
-	captured  []*Captured
-	other     []manager.Runnable
-	elected   chan struct{}
+	mu       sync.Mutex
+	captured []*Captured
+	other    []manager.Runnable
+	elected  chan struct{}
 }
 
 var _ manager.Manager = (*Manager)(nil)

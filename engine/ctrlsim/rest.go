@@ -70,7 +70,7 @@ func NewRESTTransport(c *Client, cache *Cache) http.RoundTripper {
 
 func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
-		defer req.Body.Close()
+		defer func() { _ = req.Body.Close() }()
 	}
 	body, status := t.serve(req)
 	if s, ok := body.(stream); ok {

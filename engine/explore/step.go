@@ -89,7 +89,7 @@ func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) 
 
 func (w *world) dueIn(c *ctrl, req reconcile.Request) string {
 	if t, ok := c.q.waiting[req]; ok {
-		return "+" + t.Sub(time.Now()).String()
+		return "+" + time.Until(t).String()
 	}
 	return "+0s"
 }

@@ -57,9 +57,6 @@ type ctrl struct {
 	stopped bool
 }
 
-// mgr returns the manager of the controller's process.
-func (c *ctrl) mgr() *ctrlsim.Manager { return c.proc.mgr }
-
 type world struct {
 	ctx     context.Context
 	cfg     *Config
@@ -125,7 +122,7 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	w.ctx = context.WithValue(ctx, runDirKey{}, dir)
 	for _, p := range cfg.Perturbations {
 		w.active = append(w.active, &active{p: p, w: p.Window()})

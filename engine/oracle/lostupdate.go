@@ -69,7 +69,7 @@ func LostUpdate(writes []WriteRecord) Verdict {
 		if !w.Precondition && w.Writer != UserWriter {
 			for _, p := range w.Paths {
 				for q, fw := range fields {
-					if fw.writer == w.Writer || !(within(p, q) || within(q, p)) || !olderRV(w.ReadRV, fw.rv) {
+					if fw.writer == w.Writer || (!within(p, q) && !within(q, p)) || !olderRV(w.ReadRV, fw.rv) {
 						continue
 					}
 					n++

@@ -188,10 +188,10 @@ func TestSchemaMatchesTypes(t *testing.T) {
 
 // jsonTypeOf is the JSON type a Go field decodes from; "" when any.
 func jsonTypeOf(t reflect.Type) string {
-	switch {
-	case t == durationType:
+	switch t {
+	case durationType:
 		return "string"
-	case t == rawType:
+	case rawType:
 		return ""
 	}
 	switch t.Kind() {

@@ -287,7 +287,7 @@ func ReadFile(path string) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	t, err := Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

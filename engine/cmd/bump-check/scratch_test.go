@@ -58,7 +58,7 @@ func TestScratchCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	filepath.Walk(dst, func(p string, fi os.FileInfo, err error) error {
+	_ = filepath.Walk(dst, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() {
 			rel, _ := filepath.Rel(dst, p)
 			got = append(got, rel)
