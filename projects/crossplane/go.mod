@@ -2,11 +2,11 @@ module github.com/crossplane/crossplane/v2/ctrlbugs
 
 go 1.26.8
 
-// Upstream's own go.mod (crossplane v2.4.0) has one replace,
-// `github.com/crossplane/crossplane/apis/v2 => ./apis`: a directory of its own repository, which
-// is a separate module and so is not in the v2.4.0 module zip. The same tree is published as
-// github.com/crossplane/crossplane/apis/v2 v2.4.0 (tag apis/v2.4.0, same release); it is
-// required below at that version instead of a local path.
+// Upstream's own go.mod (crossplane v2.4.0) points its apis module (github.com/crossplane/
+// crossplane/apis/v2) at a directory of its own repository, which is a separate module and so is
+// not in the v2.4.0 module zip. The same tree is published on the registry as
+// github.com/crossplane/crossplane/apis/v2 v2.4.0 (tag apis/v2.4.0, same release); it is required
+// below at that version. No local path is used.
 
 // The engine is not published: go.work (`use ./engine`) resolves it in the workspace, and this
 // replace lets `go mod tidy` and GOWORK=off builds resolve it too (tidy does not read go.work).
