@@ -3,7 +3,6 @@ package ctrlbugs
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -93,18 +92,6 @@ func Scheme() (*runtime.Scheme, error) {
 // upstreamModules lists the modules whose versions traces record.
 var upstreamModules = []string{UpstreamModule, "github.com/crossplane/crossplane-runtime/v2", "sigs.k8s.io/controller-runtime"}
 
-// goList asks the go command about the build list this module is tested
-// with (test binaries carry no dependency build information).
-func goList(mod, format string) (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", format, mod).Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return "", fmt.Errorf("go list -m %s: %s", mod, strings.TrimSpace(string(ee.Stderr)))
-		}
-		return "", fmt.Errorf("go list -m %s: %w", mod, err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
 
 // Project returns the engine project for Crossplane: the apiextensions
 // CRDs from the pinned module and one process, "crossplane", whose Setup
@@ -114,15 +101,11 @@ func Project() (*ctrlbugs.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	versions := map[string]string{}
-	for _, m := range upstreamModules {
-		v, err := goList(m, "{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}")
-		if err != nil {
-			return nil, err
-		}
-		versions[m] = v
+	versions, err := ctrlbugs.ModuleVersions(upstreamModules...)
+	if err != nil {
+		return nil, err
 	}
-	dir, err := goList(UpstreamModule, "{{.Dir}}")
+	dir, err := ctrlbugs.ModuleDir(UpstreamModule)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/artifact/storage"
@@ -49,31 +47,7 @@ func Scheme() (*runtime.Scheme, error) {
 // upstreamModules lists the modules whose versions traces record.
 var upstreamModules = []string{UpstreamModule, "github.com/fluxcd/pkg/runtime", "sigs.k8s.io/controller-runtime"}
 
-// goList asks the go command about the build list this module is tested
-// with (test binaries carry no dependency build information).
-func goList(mod, format string) (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", format, mod).Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return "", fmt.Errorf("go list -m %s: %s", mod, strings.TrimSpace(string(ee.Stderr)))
-		}
-		return "", fmt.Errorf("go list -m %s: %w", mod, err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
 
-// upstreamVersions returns the pinned version of each upstream module.
-func upstreamVersions() (map[string]string, error) {
-	out := map[string]string{}
-	for _, m := range upstreamModules {
-		v, err := goList(m, "{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}")
-		if err != nil {
-			return nil, err
-		}
-		out[m] = v
-	}
-	return out, nil
-}
 
 // Project returns the engine project for source-controller: the Bucket CRD
 // from the pinned module, and the real BucketReconciler wired through its
@@ -83,13 +57,13 @@ func Project() (*engine.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	versions, err := upstreamVersions()
+	versions, err := engine.ModuleVersions(upstreamModules...)
 	if err != nil {
 		return nil, err
 	}
 	// The CRDs ship in the pinned module; read them from the module cache
 	// (the corpus never copies upstream files).
-	dir, err := goList(UpstreamModule, "{{.Dir}}")
+	dir, err := engine.ModuleDir(UpstreamModule)
 	if err != nil {
 		return nil, err
 	}
