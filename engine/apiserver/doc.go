@@ -120,6 +120,19 @@
 //   - Built-in kinds not in the engine's table are assumed to have neither a
 //     status subresource nor generation tracking unless their Go type has a
 //     Status field (then both are assumed).
+//   - History is never compacted and there is no watch-cache window: a watch
+//     (through ctrlsim's REST seam) may resume from any resourceVersion at
+//     or after its kind began to be served (Kind.ServedSince), and one from
+//     before is answered 410 Expired as the kind's watch cache would (a real
+//     server creates a CRD's cache at the first request for its resources,
+//     the engine when the CRD is served; fidelity:
+//     watch/expired-before-kind-served). A real server that has compacted,
+//     or whose watch cache has moved on, answers 410 where the engine
+//     streams (fidelity: watch/builtin-from-rv-1 pins where they agree).
+//   - Discovery (Kind.Verbs, Subresources) lists the subresources the engine
+//     serves (status, scale, a Pod's eviction, a Namespace's finalize), no
+//     short names or categories, and a singular name that is the lowercase
+//     kind (fidelity: discovery/*).
 //   - Ablations (Options.Ablations) switch single semantics off on purpose, to
 //     show how an unfaithful simulator produces a false finding.
 package apiserver

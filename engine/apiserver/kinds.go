@@ -37,6 +37,11 @@ type Kind struct {
 	GenerationAnnotations bool
 	// CRD: the kind is a custom resource (stored and patched unstructured).
 	CRD bool
+	// ServedSince is the store revision at which the kind began to be
+	// served: kube-apiserver's watch cache for it starts there, so a watch
+	// from an older resourceVersion is answered 410 Expired ("too old
+	// resource version"). Built-in kinds are served from revision 0.
+	ServedSince int64
 	// Scale: for a CRD with a scale subresource, the JSON paths of replicas.
 	Scale *apiextensionsv1.CustomResourceSubresourceScale
 
@@ -165,6 +170,11 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 	}
 	s.mapper.AddSpecific(k.GVK, k.GVK.GroupVersion().WithResource(k.Resource),
 		k.GVK.GroupVersion().WithResource(strings.ToLower(k.GVK.Kind)), scope)
+	if old, ok := s.kinds[k.GVK.GroupKind()]; ok {
+		k.ServedSince = old.ServedSince
+	} else {
+		k.ServedSince = s.store.Rev()
+	}
 	s.kinds[k.GVK.GroupKind()] = k
 	return nil
 }

@@ -78,11 +78,13 @@ func (c *Client) gvk(obj runtime.Object) (schema.GroupVersionKind, error) {
 	return gvk, nil
 }
 
-// call runs one API call under the Env lock with hooks around it.
-func (c *Client) call(op *Op, fn func() error) error {
+// call runs one API call under the Env lock with hooks around it; ctx
+// names the actor making it (WithActor).
+func (c *Client) call(ctx context.Context, op *Op, fn func() error) error {
 	c.env.mu.Lock()
 	defer c.env.mu.Unlock()
 	op.Controller = c.name
+	op.Actor = ActorOf(ctx)
 	if err := c.hooks.BeforeCall(op); err != nil {
 		op.Err = err
 		return err
@@ -128,7 +130,7 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	}
 	op := &Op{Verb: "get", GVK: gvk, Namespace: key.Namespace, Name: key.Name}
 	cached := caches != nil && caches(obj, gvk)
-	return c.call(op, func() error {
+	return c.call(ctx, op, func() error {
 		if cached {
 			op.Cached = true
 			if op.ViewRev, err = c.cache.Sync(gvk.GroupKind()); err != nil {
@@ -178,7 +180,7 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 	}
 	op := &Op{Verb: "list", GVK: gvk, Namespace: lo.Namespace}
 	cached := caches != nil && caches(list, gvk)
-	return c.call(op, func() error {
+	return c.call(ctx, op, func() error {
 		sel := apiserver.ListOptions{Labels: lo.LabelSelector}
 		var indexed fields.Selector
 		if cached {
@@ -232,7 +234,7 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 		return err
 	}
 	op := &Op{Verb: "create", GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	return c.call(op, func() error {
+	return c.call(ctx, op, func() error {
 		u, err := c.toUnstructured(obj, gvk)
 		if err != nil {
 			return err
@@ -258,16 +260,16 @@ func (c *Client) manager(m string) string {
 // Update implements client.Writer.
 func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
 	uo := (&client.UpdateOptions{}).ApplyOptions(opts)
-	return c.update(obj, "", uo.FieldManager, len(uo.DryRun) > 0)
+	return c.update(ctx, obj, "", uo.FieldManager, len(uo.DryRun) > 0)
 }
 
-func (c *Client) update(obj client.Object, sub, fieldManager string, dryRun bool) error {
+func (c *Client) update(ctx context.Context, obj client.Object, sub, fieldManager string, dryRun bool) error {
 	gvk, err := c.gvk(obj)
 	if err != nil {
 		return err
 	}
 	op := &Op{Verb: "update", Subresource: sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Precondition: obj.GetResourceVersion()}
-	return c.call(op, func() error {
+	return c.call(ctx, op, func() error {
 		u, err := c.toUnstructured(obj, gvk)
 		if err != nil {
 			return err
@@ -285,13 +287,13 @@ func (c *Client) update(obj client.Object, sub, fieldManager string, dryRun bool
 // Patch implements client.Writer.
 func (c *Client) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 	po := (&client.PatchOptions{}).ApplyOptions(opts)
-	return c.patch(obj, obj, "", patch, po)
+	return c.patch(ctx, obj, obj, "", patch, po)
 }
 
 // patch patches obj (or its subresource sub); the patch is computed from
 // and the response decoded into body (obj itself unless a subresource body
 // was given, as controller-runtime's WithSubResourceBody does).
-func (c *Client) patch(obj, body client.Object, sub string, patch client.Patch, po *client.PatchOptions) error {
+func (c *Client) patch(ctx context.Context, obj, body client.Object, sub string, patch client.Patch, po *client.PatchOptions) error {
 	gvk, err := c.gvk(obj)
 	if err != nil {
 		return err
@@ -305,7 +307,7 @@ func (c *Client) patch(obj, body client.Object, sub string, patch client.Patch, 
 		op.Verb = "apply"
 	}
 	op.Precondition = preconditionOf(data, patch.Type())
-	return c.call(op, func() error {
+	return c.call(ctx, op, func() error {
 		force := po.Force != nil && *po.Force
 		manager := c.manager(po.FieldManager)
 		if op.Verb == "apply" {
@@ -340,10 +342,10 @@ func preconditionOf(data []byte, pt types.PatchType) string {
 // Apply implements client.Writer (server-side apply of an apply configuration).
 func (c *Client) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 	ao := (&client.ApplyOptions{}).ApplyOptions(opts)
-	return c.applyConfig(obj, "", ao)
+	return c.applyConfig(ctx, obj, "", ao)
 }
 
-func (c *Client) applyConfig(obj runtime.ApplyConfiguration, sub string, ao *client.ApplyOptions) error {
+func (c *Client) applyConfig(ctx context.Context, obj runtime.ApplyConfiguration, sub string, ao *client.ApplyOptions) error {
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return err
@@ -358,7 +360,7 @@ func (c *Client) applyConfig(obj runtime.ApplyConfiguration, sub string, ao *cli
 	}
 	op := &Op{Verb: "apply", Subresource: sub, PatchType: string(types.ApplyPatchType), GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName(),
 		Precondition: u.GetResourceVersion()}
-	return c.call(op, func() error {
+	return c.call(ctx, op, func() error {
 		force := ao.Force != nil && *ao.Force
 		out, err := c.env.Server.Patch(apiserver.Request{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName(), Subresource: sub,
 			FieldManager: ao.FieldManager, DryRun: len(ao.DryRun) > 0, Force: force}, types.ApplyPatchType, data)
@@ -376,13 +378,13 @@ func (c *Client) applyConfig(obj runtime.ApplyConfiguration, sub string, ao *cli
 
 // Delete implements client.Writer.
 func (c *Client) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	_, err := c.delete(obj, opts...)
+	_, err := c.delete(ctx, obj, opts...)
 	return err
 }
 
 // delete deletes obj and returns what the server answered: the object as
 // it now is when finalizers hold it, nil once it is gone.
-func (c *Client) delete(obj client.Object, opts ...client.DeleteOption) (*unstructured.Unstructured, error) {
+func (c *Client) delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) (*unstructured.Unstructured, error) {
 	do := (&client.DeleteOptions{}).ApplyOptions(opts)
 	gvk, err := c.gvk(obj)
 	if err != nil {
@@ -393,7 +395,7 @@ func (c *Client) delete(obj client.Object, opts ...client.DeleteOption) (*unstru
 	if do.Preconditions != nil && do.Preconditions.ResourceVersion != nil {
 		op.Precondition = *do.Preconditions.ResourceVersion
 	}
-	err = c.call(op, func() error {
+	err = c.call(ctx, op, func() error {
 		out, err := c.env.Server.Delete(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
 			FieldManager: c.name, DryRun: len(do.DryRun) > 0}, *do.AsDeleteOptions())
 		if out != nil {
@@ -415,7 +417,7 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 		return err
 	}
 	op := &Op{Verb: "deleteAllOf", GVK: gvk, Namespace: do.Namespace}
-	return c.call(op, func() error {
+	return c.call(ctx, op, func() error {
 		sel := apiserver.ListOptions{Labels: do.LabelSelector, Fields: do.FieldSelector}
 		if sel.Labels == nil {
 			sel.Labels = labels.Everything()

@@ -1,6 +1,7 @@
 package ctrlsim
 
 import (
+	"context"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,7 +43,10 @@ func (e *Env) Track(fn func() error) ([]apiserver.Write, error) {
 
 // Op is one API call at the boundary, as recorded for traces.
 type Op struct {
-	Controller  string
+	Controller string
+	// Actor is what made the call, as named by the context it was made
+	// with (WithActor); nil when the context names none.
+	Actor       any
 	Verb        string // get, list, create, update, patch, apply, delete, deleteAllOf
 	Subresource string
 	PatchType   string
@@ -74,6 +78,25 @@ func (o *Op) IsWrite() bool {
 		return false
 	}
 	return true
+}
+
+type actorKey struct{}
+
+// WithActor returns a context whose calls through the engine's clients
+// (and the REST seam) are attributed to actor: the explorer hands each
+// reconcile such a context, so a reconcile that runs on a goroutine of its
+// own (one that blocked and resumed) is still told apart from other
+// actors.
+func WithActor(ctx context.Context, actor any) context.Context {
+	return context.WithValue(ctx, actorKey{}, actor)
+}
+
+// ActorOf returns the actor ctx names, or nil.
+func ActorOf(ctx context.Context) any {
+	if ctx == nil {
+		return nil
+	}
+	return ctx.Value(actorKey{})
 }
 
 // Event is an event emitted through an EventRecorder.

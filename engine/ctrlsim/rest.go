@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -22,8 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/version"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -39,11 +38,11 @@ import (
 // What it serves: get, list (label and field selectors), create, update,
 // patch (JSON, merge, strategic merge, apply), delete and deletecollection
 // on main resources and on status and scale; PartialObjectMetadata(List)
-// responses when asked for; legacy discovery (/api, /apis, each group
-// version's resource list) and /version. What it refuses, loudly: watch
-// (informers through the seam are not served yet), protobuf request bodies,
-// aggregated discovery is answered with legacy discovery (client-go falls
-// back, as with an older server).
+// responses when asked for; watch (see watch); discovery, aggregated
+// (apidiscovery.k8s.io/v2) when the client accepts it and legacy (/api,
+// /apis, each group version's resource list) otherwise, and /version.
+// Protobuf request bodies are decoded with the scheme's protobuf
+// serializer; responses are JSON.
 type restTransport struct {
 	c     *Client
 	cache *Cache // feeds watches; nil: watches refused
@@ -78,12 +77,22 @@ func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			Header: http.Header{"Content-Type": []string{"application/json"}, "Transfer-Encoding": []string{"chunked"}},
 			Body:   s.body, Request: req, ContentLength: -1}, nil
 	}
+	if _, ok := body.(notFoundPage); ok {
+		data := []byte("404 page not found\n")
+		return &http.Response{StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": []string{"text/plain; charset=utf-8"}}, Body: io.NopCloser(bytes.NewReader(data)),
+			Request: req, ContentLength: int64(len(data))}, nil
+	}
+	ct := "application/json"
+	if a, ok := body.(aggregated); ok {
+		body, ct = a.list, discovery.AcceptV2
+	}
 	data, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	return &http.Response{StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:  http.Header{"Content-Type": []string{"application/json"}},
+		Header:  http.Header{"Content-Type": []string{ct}},
 		Body:    io.NopCloser(bytes.NewReader(data)),
 		Request: req, ContentLength: int64(len(data))}, nil
 }
@@ -95,7 +104,7 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		return errStatus(apierrors.NewBadRequest(err.Error()))
 	}
 	if !ri.IsResourceRequest {
-		return t.discovery(req.URL.Path)
+		return t.discovery(req.URL.Path, req.Header.Get("Accept"))
 	}
 	srv := t.c.env.Server
 	gvr := schema.GroupVersionResource{Group: ri.APIGroup, Version: ri.APIVersion, Resource: ri.Resource}
@@ -250,7 +259,7 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 				return errStatus(apierrors.NewBadRequest(err.Error()))
 			}
 		}
-		held, err := t.c.delete(obj(), &client.DeleteOptions{Raw: &opts})
+		held, err := t.c.delete(ctx, obj(), &client.DeleteOptions{Raw: &opts})
 		if err != nil {
 			return errStatus(err)
 		}
@@ -317,7 +326,10 @@ func firstOf(v []string) string {
 // watch opens a watch stream fed by the process's view of the kind:
 // with sendInitialEvents, the objects the view shows then a bookmark
 // marking their end; otherwise the view's events since resourceVersion.
-// The history is complete, so no resourceVersion is too old (no 410).
+// The server keeps its whole history (nothing is compacted), so the only
+// resourceVersions too old to watch from (410 Expired, as an ERROR event)
+// are those from before the kind was served, where kube-apiserver's watch
+// cache for it begins.
 func (t *restTransport) watch(ns string, gvk schema.GroupVersionKind, q url.Values, meta bool) (any, int) {
 	gr := schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
 	if t.cache == nil {
@@ -339,6 +351,17 @@ func (t *restTransport) watch(ns string, gvk schema.GroupVersionKind, q url.Valu
 		if from, err = strconv.ParseInt(rv, 10, 64); err != nil {
 			return errStatus(apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error()))
 		}
+	}
+	if k, ok := env.Server.KindFor(gk); ok && !initial && from > 0 && from < k.ServedSince {
+		// kube-apiserver's watch cache for the kind starts where it began
+		// to be served; an older resourceVersion gets its error watcher:
+		// a 200 stream with one ERROR event (410 Expired), then the end.
+		w, body := newWatcher(gk, ns, ls, fs, meta, from)
+		st := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, k.ServedSince)).Status()
+		st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
+		w.status(&st)
+		w.close()
+		return stream{body: body}, http.StatusOK
 	}
 	w, body := newWatcher(gk, ns, ls, fs, meta, from)
 	st := env.Server.Store()
@@ -379,69 +402,6 @@ func (t *restTransport) protobufToJSON(in []byte) ([]byte, error) {
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvks[0])
 	return json.Marshal(obj)
-}
-
-// discovery answers legacy discovery and /version from the kinds the
-// server serves now (CRDs included as soon as they are established).
-func (t *restTransport) discovery(path string) (any, int) {
-	srv := t.c.env.Server
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	resources := func(gv schema.GroupVersion) *metav1.APIResourceList {
-		l := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
-		for _, k := range srv.Kinds() {
-			if k.GVK.GroupVersion() != gv {
-				continue
-			}
-			verbs := metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-			l.APIResources = append(l.APIResources, metav1.APIResource{Name: k.Resource, SingularName: strings.ToLower(k.GVK.Kind),
-				Namespaced: k.Namespaced, Kind: k.GVK.Kind, Verbs: verbs})
-			if k.Status {
-				l.APIResources = append(l.APIResources, metav1.APIResource{Name: k.Resource + "/status", Namespaced: k.Namespaced,
-					Kind: k.GVK.Kind, Verbs: metav1.Verbs{"get", "patch", "update"}})
-			}
-		}
-		return l
-	}
-	switch {
-	case len(parts) == 1 && parts[0] == "version":
-		return &version.Info{Major: "1", Minor: "36", GitVersion: "v1.36.4-ctrlbugs"}, http.StatusOK
-	case len(parts) == 1 && parts[0] == "api":
-		return &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}}, http.StatusOK
-	case len(parts) == 2 && parts[0] == "api":
-		return resources(schema.GroupVersion{Version: parts[1]}), http.StatusOK
-	case len(parts) == 1 && parts[0] == "apis":
-		l := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
-		byGroup := map[string][]string{}
-		var order []string
-		for _, k := range srv.Kinds() {
-			g := k.GVK.Group
-			if g == "" {
-				continue
-			}
-			if _, ok := byGroup[g]; !ok {
-				order = append(order, g)
-			}
-			if !slices.Contains(byGroup[g], k.GVK.Version) {
-				byGroup[g] = append(byGroup[g], k.GVK.Version)
-			}
-		}
-		for _, g := range order {
-			grp := metav1.APIGroup{Name: g}
-			for _, v := range byGroup[g] {
-				grp.Versions = append(grp.Versions, metav1.GroupVersionForDiscovery{GroupVersion: g + "/" + v, Version: v})
-			}
-			grp.PreferredVersion = grp.Versions[0]
-			l.Groups = append(l.Groups, grp)
-		}
-		return l, http.StatusOK
-	case len(parts) == 3 && parts[0] == "apis":
-		l := resources(schema.GroupVersion{Group: parts[1], Version: parts[2]})
-		if len(l.APIResources) == 0 {
-			return errStatus(apierrors.NewNotFound(schema.GroupResource{Group: parts[1]}, parts[2]))
-		}
-		return l, http.StatusOK
-	}
-	return errStatus(apierrors.NewNotFound(schema.GroupResource{}, path))
 }
 
 func decodeBody(in []byte, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {

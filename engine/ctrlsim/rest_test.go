@@ -1,9 +1,12 @@
 package ctrlsim_test
 
 import (
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,8 +24,7 @@ import (
 // TestRESTSeam: clients upstream builds from the manager's rest.Config —
 // client-go's typed clientset, dynamic and metadata clients, discovery —
 // reach the engine in process, their calls recorded as the process's, with
-// kube-apiserver's errors; what the seam does not serve (watch) fails
-// loudly.
+// kube-apiserver's errors.
 func TestRESTSeam(t *testing.T) {
 	f := newFixture(t, ctrlsim.ManagerOptions{})
 	ctx := t.Context()
@@ -109,4 +111,94 @@ func TestRESTSeam(t *testing.T) {
 	if got, want := strings.Join(verbs, " "), "create create get update update patch list get get list delete get"; got != want {
 		t.Errorf("recorded %q, want %q", got, want)
 	}
+}
+
+// TestRESTSeamDiscoveryAndExpiredWatch: discovery is aggregated
+// (apidiscovery.k8s.io/v2) when the client asks for it, as client-go's
+// discovery client does, with the subresources the engine serves; a watch
+// of a CRD kind from a resourceVersion older than the kind's serving is
+// answered as kube-apiserver's watch cache answers it: one ERROR event,
+// 410 Expired, then the end of the stream.
+func TestRESTSeamDiscoveryAndExpiredWatch(t *testing.T) {
+	f := newFixture(t, ctrlsim.ManagerOptions{})
+	ctx := t.Context()
+	cs, err := kubernetes.NewForConfig(f.mgr.GetConfig())
+	must(t, err)
+	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, configMap("before", nil), metav1.CreateOptions{})
+	must(t, err)
+	_, err = cs.CoreV1().ConfigMaps("default").Create(ctx, configMap("just-before", nil), metav1.CreateOptions{})
+	must(t, err)
+	must(t, f.srv.InstallCRDJSON([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+		"metadata":{"name":"gizmos.example.io"},"spec":{"group":"example.io","scope":"Namespaced",
+		"names":{"plural":"gizmos","singular":"gizmo","kind":"Gizmo","listKind":"GizmoList"},
+		"versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
+		"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`)))
+
+	// The raw aggregated document, with the content type client-go checks.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://ctrlsim.invalid/apis", nil)
+	must(t, err)
+	req.Header.Set("Accept", discovery.AcceptV2+","+discovery.AcceptV1)
+	resp, err := f.mgr.GetHTTPClient().Do(req)
+	must(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	if ct := resp.Header.Get("Content-Type"); ct != discovery.AcceptV2 {
+		t.Fatalf("content type %q, want %q", ct, discovery.AcceptV2)
+	}
+	var agg apidiscoveryv2.APIGroupDiscoveryList
+	must(t, json.NewDecoder(resp.Body).Decode(&agg))
+	subs := map[string][]string{}
+	for _, g := range agg.Items {
+		for _, v := range g.Versions {
+			for _, r := range v.Resources {
+				for _, s := range r.Subresources {
+					subs[g.Name+"/"+r.Resource] = append(subs[g.Name+"/"+r.Resource], s.Subresource)
+				}
+			}
+		}
+	}
+	if got := strings.Join(subs["apps/deployments"], ","); got != "scale,status" {
+		t.Errorf("apps/deployments subresources %q, want scale,status", got)
+	}
+	if got := strings.Join(subs["example.io/gizmos"], ","); got != "status" {
+		t.Errorf("example.io/gizmos subresources %q, want status", got)
+	}
+
+	// client-go's discovery client reads the aggregated form.
+	dc, err := discovery.NewDiscoveryClientForConfig(f.mgr.GetConfig())
+	must(t, err)
+	_, lists, err := dc.ServerGroupsAndResources()
+	must(t, err)
+	found := map[string]bool{}
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			found[l.GroupVersion+" "+r.Name] = true
+		}
+	}
+	for _, want := range []string{"v1 configmaps", "v1 pods/eviction", "apps/v1 deployments/scale", "example.io/v1 gizmos", "example.io/v1 gizmos/status"} {
+		if !found[want] {
+			t.Errorf("discovery lacks %s", want)
+		}
+	}
+
+	dyn, err := dynamic.NewForConfig(f.mgr.GetConfig())
+	must(t, err)
+	gizmos := dyn.Resource(schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: "gizmos"}).Namespace("default")
+	w, err := gizmos.Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion})
+	must(t, err)
+	ev, ok := <-w.ResultChan()
+	if !ok || ev.Type != "ERROR" {
+		t.Fatalf("first event %v %v, want ERROR", ev.Type, ok)
+	}
+	if err := apierrors.FromObject(ev.Object); !apierrors.IsResourceExpired(err) || !strings.Contains(err.Error(), "too old resource version") {
+		t.Errorf("watch error %v, want 410 Expired: too old resource version", err)
+	}
+	if _, ok := <-w.ResultChan(); ok {
+		t.Error("the stream went on after the ERROR event")
+	}
+	// From the revision the kind was served at on, it watches.
+	l, err := gizmos.List(ctx, metav1.ListOptions{})
+	must(t, err)
+	w2, err := gizmos.Watch(ctx, metav1.ListOptions{ResourceVersion: l.GetResourceVersion()})
+	must(t, err)
+	w2.Stop()
 }

@@ -36,7 +36,7 @@ func (s *subResourceClient) Get(ctx context.Context, obj client.Object, subResou
 		return err
 	}
 	op := &Op{Verb: "get", Subresource: s.sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	return s.c.call(op, func() error {
+	return s.c.call(ctx, op, func() error {
 		scale, err := s.c.env.Server.GetScale(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()})
 		if err != nil {
 			return err
@@ -56,7 +56,7 @@ func (s *subResourceClient) Create(ctx context.Context, obj client.Object, subRe
 		return err
 	}
 	op := &Op{Verb: "create", Subresource: s.sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	return s.c.call(op, func() error {
+	return s.c.call(ctx, op, func() error {
 		body, err := s.c.toUnstructured(subResource, policyv1.SchemeGroupVersion.WithKind("Eviction"))
 		if err != nil {
 			return err
@@ -70,12 +70,12 @@ func (s *subResourceClient) Create(ctx context.Context, obj client.Object, subRe
 func (s *subResourceClient) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 	uo := (&client.SubResourceUpdateOptions{}).ApplyOptions(opts)
 	if s.sub == "scale" {
-		return s.updateScale(obj, uo)
+		return s.updateScale(ctx, obj, uo)
 	}
-	return s.c.update(obj, s.sub, uo.FieldManager, len(uo.DryRun) > 0)
+	return s.c.update(ctx, obj, s.sub, uo.FieldManager, len(uo.DryRun) > 0)
 }
 
-func (s *subResourceClient) updateScale(obj client.Object, uo *client.SubResourceUpdateOptions) error {
+func (s *subResourceClient) updateScale(ctx context.Context, obj client.Object, uo *client.SubResourceUpdateOptions) error {
 	gvk, err := s.c.gvk(obj)
 	if err != nil {
 		return err
@@ -85,7 +85,7 @@ func (s *subResourceClient) updateScale(obj client.Object, uo *client.SubResourc
 		return apierrors.NewBadRequest("ctrlsim: scale update needs a SubResourceBody (an autoscaling/v1 Scale)")
 	}
 	op := &Op{Verb: "update", Subresource: "scale", GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Precondition: body.GetResourceVersion()}
-	return s.c.call(op, func() error {
+	return s.c.call(ctx, op, func() error {
 		u, err := s.c.toUnstructured(body, body.GetObjectKind().GroupVersionKind())
 		if err != nil {
 			return err
@@ -105,7 +105,7 @@ func (s *subResourceClient) Patch(ctx context.Context, obj client.Object, patch 
 	if po.SubResourceBody != nil {
 		body = po.SubResourceBody
 	}
-	return s.c.patch(obj, body, s.sub, patch, &po.PatchOptions)
+	return s.c.patch(ctx, obj, body, s.sub, patch, &po.PatchOptions)
 }
 
 func (s *subResourceClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
@@ -113,7 +113,7 @@ func (s *subResourceClient) Apply(ctx context.Context, obj runtime.ApplyConfigur
 	if ao.SubResourceBody != nil {
 		obj = ao.SubResourceBody
 	}
-	return s.c.applyConfig(obj, s.sub, &ao.ApplyOptions)
+	return s.c.applyConfig(ctx, obj, s.sub, &ao.ApplyOptions)
 }
 
 // rvInt parses a resourceVersion ("" = 0).

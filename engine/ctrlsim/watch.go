@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/store"
@@ -135,6 +136,20 @@ func (w *watcher) send(ev store.Event) {
 		return
 	}
 	w.event(typ, obj, strconv.FormatInt(ev.Rev, 10))
+}
+
+// status queues an ERROR event carrying st, as kube-apiserver sends when a
+// watch cannot go on.
+func (w *watcher) status(st *metav1.Status) {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(st)
+	if err != nil {
+		return
+	}
+	f, err := json.Marshal(map[string]any{"type": "ERROR", "object": obj})
+	if err != nil {
+		return
+	}
+	w.queue(append(f, '\n'))
 }
 
 func (w *watcher) event(typ string, u *unstructured.Unstructured, rv string) {

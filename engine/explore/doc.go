@@ -22,15 +22,29 @@
 // a reconcile sleeps, and their writes are trace notes. Runs with
 // goroutines are never quiescent: they stop at the horizon. Two goroutines
 // woken at the same virtual instant may interleave their calls in either
-// order (the run-twice check names the first step that differs); calls a
-// runnable makes while a controller of its own process is mid-reconcile
-// (asleep) are attributed to that controller. Controllers added at
-// runtime are adopted after the step that added them. A crash restarts the
-// whole process (its context is cancelled, stopping its goroutines).
+// order (the run-twice check names the first step that differs). Controllers
+// added at runtime are adopted after the step that added them. A crash
+// restarts the whole process (its context is cancelled, stopping its
+// goroutines).
 //
-// Reconciles run on the caller's goroutine; inside a testing/synctest
-// bubble, time.Sleep and every clock read upstream makes are virtual, so a
-// run of hours takes milliseconds and is reproducible.
+// Inside a testing/synctest bubble, time.Sleep and every clock read
+// upstream makes are virtual, so a run of hours takes milliseconds and is
+// reproducible, and each Reconcile runs on a goroutine of its own: the step
+// lasts until it returns or blocks (synctest.Wait). A Reconcile that blocks
+// before returning (on a timer: a retry backoff, a batching window, a poll
+// for a condition) ends its step as a "yield"; other actors run (other
+// controllers' steps, actions, runnables) while the controller stays busy
+// (one worker, as controller-runtime's default); when virtual time reaches
+// its timer and it acts again, that is a later step that "resumes" it
+// (trace Step.Resumes), lasting until it returns or another actor is due.
+// Its calls are attributed through its context (ctrlsim.WithActor),
+// whichever step runs. Which blocked Reconcile wakes when is decided by
+// virtual time, not by the scheduler: the engine cannot hold a goroutine
+// whose timer fired, so a resumption is not a choice point (the order of
+// ready controllers still is). A Reconcile blocked when its process crashes
+// cannot be killed: its calls fail from then on and its outcome is dropped
+// ("abandoned"). Outside a bubble (benchmarks) Reconciles run on the loop's
+// goroutine to their return.
 //
 // # Search modes
 //

@@ -17,8 +17,9 @@ type hooks struct {
 	p *proc
 }
 
-// current returns the process's controller whose reconcile is running, or
-// nil when none of its controllers is (a handler or map function).
+// current returns the process's controller whose reconcile is running on
+// the loop's step, or nil when none of its controllers is (a handler or
+// map function, a runnable).
 func (h *hooks) current() *ctrl {
 	if c := h.w.curCtrl; c != nil && c.proc == h.p {
 		return c
@@ -26,11 +27,24 @@ func (h *hooks) current() *ctrl {
 	return nil
 }
 
+// flightOf returns the Reconcile that made op: the one its context names,
+// else the one the loop's step runs for this process; nil for a call from
+// outside any reconcile.
+func (h *hooks) flightOf(op *ctrlsim.Op) *flight {
+	if f, ok := op.Actor.(*flight); ok && f.c.proc == h.p {
+		return f
+	}
+	if c := h.current(); c != nil {
+		return c.fl
+	}
+	return nil
+}
+
 // writer names who made a call: the reconciling controller, or the
 // process.
-func (h *hooks) writer() string {
-	if c := h.current(); c != nil {
-		return c.name
+func (h *hooks) writer(f *flight) string {
+	if f != nil {
+		return f.c.name
 	}
 	return h.p.spec.Name
 }
@@ -58,13 +72,14 @@ func (h *hooks) Delivering(gk schema.GroupKind, ev store.Event) bool {
 
 func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 	p := h.p
-	if p.crashed {
+	f := h.flightOf(op)
+	if p.crashed || (f != nil && f.orphan) {
 		return errCrashed
 	}
-	c := h.current()
-	if !op.IsWrite() || c == nil {
+	if !op.IsWrite() || f == nil {
 		return nil
 	}
+	c := f.c
 	c.stepWrite++
 	wc := WriteContext{Controller: p.spec.Name, InReconcile: c.stepWrite, InRun: h.w.res.Writes[p.spec.Name] + 1}
 	for _, a := range h.w.active {
@@ -80,20 +95,25 @@ func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 		p.crashed = true
 		p.crashedBy = a.p.Describe()
 		op.Err = errCrashed
-		h.record(op)
+		h.record(op, f)
 		panic(crashSignal{})
 	}
 	return nil
 }
 
 func (h *hooks) AfterCall(op *ctrlsim.Op) {
-	h.record(op)
-	if op.Verb == "get" && op.Err == nil && h.current() != nil {
-		h.w.lastRead[storeKeyString(op)] = op.ObservedRV
+	f := h.flightOf(op)
+	h.record(op, f)
+	if op.Verb == "get" && op.Err == nil && f != nil {
+		f.c.lastRead[storeKeyString(op)] = op.ObservedRV
 	}
 	if op.IsWrite() && op.Err == nil {
+		var reads map[string]string
+		if f != nil {
+			reads = f.c.lastRead
+		}
 		for _, ev := range op.Written {
-			h.w.recordWrite(h.writer(), ev, op.Precondition != "")
+			h.w.recordWrite(h.writer(f), reads, ev, op.Precondition != "")
 		}
 	}
 	if op.IsWrite() && op.Err == nil {
@@ -104,9 +124,12 @@ func (h *hooks) AfterCall(op *ctrlsim.Op) {
 	}
 }
 
-func (h *hooks) record(op *ctrlsim.Op) {
+// record adds op to the record of the step running f (opening the record
+// of a step that resumes f if it acts after a yield); a write from outside
+// any reconcile becomes a note.
+func (h *hooks) record(op *ctrlsim.Op, f *flight) {
 	w := h.w
-	if h.current() == nil {
+	if f == nil {
 		// A call from outside any reconcile of this process: a runnable
 		// or a goroutine of upstream's. Its writes go in the trace as
 		// notes between steps.
@@ -116,8 +139,9 @@ func (h *hooks) record(op *ctrlsim.Op) {
 		}
 		return
 	}
-	if w.cur == nil {
-		return
+	rec := f.rec
+	if rec == nil {
+		rec = w.resume(f)
 	}
 	t := trace.Op{T: fmtDur(w.now()), Verb: op.Verb, Sub: op.Subresource, PatchType: op.PatchType, Kind: kindString(op.GVK),
 		Key: keyString(op.Namespace, op.Name), Cached: op.Cached, ViewRev: op.ViewRev, Observed: op.ObservedRV,
@@ -130,20 +154,32 @@ func (h *hooks) record(op *ctrlsim.Op) {
 		t.Changed = changeOf(op.Written)
 	}
 	if op.Cached {
-		if w.cur.Views == nil {
-			w.cur.Views = map[string]trace.View{}
+		if rec.Views == nil {
+			rec.Views = map[string]trace.View{}
 		}
-		w.cur.Views[kindString(op.GVK)] = trace.View{Rev: op.ViewRev, Current: w.srv.Store().Rev()}
+		rec.Views[kindString(op.GVK)] = trace.View{Rev: op.ViewRev, Current: w.srv.Store().Rev()}
 	}
-	w.cur.Ops = append(w.cur.Ops, t)
+	rec.Ops = append(rec.Ops, t)
 }
 
+// Event records an emitted event in the record of the step running: the
+// loop's, or else the one step a resumed reconcile has open (an
+// EventRecorder call carries no context to tell actors apart).
 func (h *hooks) Event(ev ctrlsim.Event) {
 	w := h.w
-	if w.cur == nil {
+	rec := w.cur
+	if rec == nil {
+		for _, f := range w.flights {
+			if f.rec != nil && f.c.proc == h.p {
+				rec = f.rec
+				break
+			}
+		}
+	}
+	if rec == nil {
 		return
 	}
-	w.cur.Events = append(w.cur.Events, trace.Event{T: fmtDur(w.now()), Object: ev.Object, Type: ev.Type, Reason: ev.Reason, Message: ev.Message})
+	rec.Events = append(rec.Events, trace.Event{T: fmtDur(w.now()), Object: ev.Object, Type: ev.Type, Reason: ev.Reason, Message: ev.Message})
 }
 
 // storeKeyString names an op's object as store.Key.String does.

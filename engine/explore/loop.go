@@ -64,12 +64,12 @@ func (w *world) applyActions() {
 	}
 }
 
-// runnable returns the controllers with a request ready, in FIFO order of
-// their queue heads.
+// runnable returns the controllers with a request ready and no Reconcile
+// in progress, in FIFO order of their queue heads.
 func (w *world) runnable() []*ctrl {
 	var out []*ctrl
 	for _, c := range w.ctrls {
-		if len(c.q.items) > 0 {
+		if len(c.q.items) > 0 && c.fl == nil {
 			out = append(out, c)
 		}
 	}
@@ -101,6 +101,9 @@ func (w *world) loop() error {
 		horizon = time.Hour
 	}
 	for {
+		// Reconciles that woke while the loop slept acted: their steps
+		// end before anything else looks at the state.
+		w.collect()
 		w.updateWindows(func() State { return w.state() })
 		w.settle()
 		w.applyActions()
@@ -183,6 +186,11 @@ func (w *world) loop() error {
 		w.reconcile(pick, req, choice)
 		w.afterStep()
 	}
+	for _, f := range w.flights {
+		if !f.orphan && !f.detached {
+			w.note(fmt.Sprintf("the reconcile %s %s started at step %d was still blocked when the run stopped", f.c.name, f.req, f.first))
+		}
+	}
 	w.syncAll()
 	st := w.state()
 	w.res.Final = st
@@ -190,6 +198,9 @@ func (w *world) loop() error {
 	w.res.Steps = w.step
 	for _, c := range w.ctrls {
 		w.res.Pending += len(c.q.items) + len(c.q.waiting)
+		if c.fl != nil {
+			w.res.Pending++
+		}
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 // produced, by a controller or a user: what the writer had read of the
 // object in this reconcile, whether the server checked a precondition, and
 // the leaf fields the write changed, at full depth.
-func (w *world) recordWrite(writer string, ev store.Event, precondition bool) {
+func (w *world) recordWrite(writer string, reads map[string]string, ev store.Event, precondition bool) {
 	key := ev.Key.String()
 	rec := oracle.WriteRecord{
 		Step: w.step, Writer: writer, Key: key, RV: strconv.FormatInt(ev.Rev, 10),
@@ -23,8 +23,8 @@ func (w *world) recordWrite(writer string, ev store.Event, precondition bool) {
 		Precondition: precondition || ev.Type == store.Added,
 		Deleted:      ev.Type == store.Deleted,
 	}
-	if writer != oracle.UserWriter {
-		rec.ReadRV = w.lastRead[key]
+	if reads != nil {
+		rec.ReadRV = reads[key]
 	}
 	if !rec.Deleted {
 		rec.Paths = changedLeaves(ev.Prev, ev.Object)

@@ -3,7 +3,9 @@ package explore_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -298,6 +300,9 @@ func TestRESTSeamInformer(t *testing.T) {
 					}
 					r, _ := runTrace(t, cfg)
 					traces[i] = r.Trace
+					if os.Getenv("DUMP") != "" {
+						t.Logf("%s", r.Trace)
+					}
 					seen := find(r.Final, "ConfigMap", "seen")
 					if seen == nil {
 						t.Fatal("the informer through the seam saw nothing")
@@ -309,6 +314,91 @@ func TestRESTSeamInformer(t *testing.T) {
 					slices.Sort(names)
 					if got := strings.Join(names, " "); got != tc.want {
 						t.Errorf("seen %q, want %q", got, tc.want)
+					}
+				})
+			}
+			if !bytes.Equal(traces[0], traces[1]) {
+				t.Fatalf("two runs differ:\n%s\n---\n%s", traces[0], traces[1])
+			}
+		})
+	}
+}
+
+// TestBlockingReconcileYields: a Reconcile that blocks on a timer (the
+// Batcher waits 10s, as Karpenter's provisioner waits on its batcher) is a
+// step that yields: while it sleeps, another process's controller runs
+// its steps and a user action lands at 5s; when virtual time reaches its
+// timer, what it does next is a step of its own that resumes it, and it
+// acts on what was written meanwhile. A second request for the busy
+// controller waits until it returns (one worker). A crash injected at the
+// resumed step's write restarts the process as any crash does. Two runs
+// give byte-identical traces.
+func TestBlockingReconcileYields(t *testing.T) {
+	cases := []struct {
+		name  string
+		crash bool
+		// want: the steps, as controller:result[<resumes], in order
+		want string
+	}{
+		{"yields", false, "prov:yield ticker:ok ticker:ok ticker:ok ticker:ok prov:ok<1 prov:yield prov:ok<7"},
+		{"crash after resuming", true, "prov:yield ticker:ok ticker:ok ticker:ok ticker:ok prov:crash<1 prov:yield prov:ok<7"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var traces [2][]byte
+			for i := range traces {
+				enginetest.Bubble(t, 1, func(t *testing.T) {
+					s := scheme(t)
+					at := 5 * time.Second
+					cm := func(name, count string) *unstructured.Unstructured {
+						return obj(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Data: map[string]string{"count": count}})
+					}
+					cfg := &explore.Config{
+						Scenario: "blocking",
+						Cluster:  explore.Cluster{Scheme: s},
+						Controllers: []explore.Controller{
+							{Name: "prov", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+								return (&sample.Batcher{Client: mgr.GetClient(), Window: 10 * time.Second}).SetupWithManager(mgr)
+							}},
+							{Name: "ticker", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+								return (&sample.Ticker{Client: mgr.GetClient(), Limit: 3}).SetupWithManager(mgr)
+							}},
+						},
+						Objects: []*unstructured.Unstructured{cm("pending", "1"), cm("tick", "0")},
+						Actions: []explore.Action{{Name: "more pending", At: explore.Trigger{Time: &at}, Op: "patch",
+							Obj: cm("pending", ""), PatchType: "application/merge-patch+json", Patch: []byte(`{"data":{"count":"2"}}`)}},
+						Horizon: time.Minute,
+					}
+					if tc.crash {
+						cfg.Perturbations = []explore.Perturbation{perturb.Crash{Controller: "prov", AtWrite: 1}}
+					}
+					r, tr := runTrace(t, cfg)
+					traces[i] = r.Trace
+					if os.Getenv("DUMP") != "" {
+						t.Logf("%s", r.Trace)
+					}
+					var got []string
+					for _, st := range tr.Steps {
+						s := st.Controller + ":" + st.Result
+						if st.Resumes > 0 {
+							s += "<" + strconv.Itoa(st.Resumes)
+						}
+						got = append(got, s)
+					}
+					if g := strings.Join(got, " "); g != tc.want {
+						t.Errorf("steps %q\nwant  %q", g, tc.want)
+					}
+					for _, st := range tr.Steps {
+						if st.Controller == "ticker" && st.T != "0s" {
+							t.Errorf("ticker step %d at %s: it should run while the batcher sleeps, at 0s", st.Step, st.T)
+						}
+						if st.Resumes == 1 && st.T != "10s" {
+							t.Errorf("resumed step %d at %s, want 10s (the batcher's timer)", st.Step, st.T)
+						}
+					}
+					p := find(r.Final, "ConfigMap", "provisioned")
+					if p == nil || p.Object["data"].(map[string]any)["count"] != "2" {
+						t.Errorf("provisioned %v, want count 2 (what the action wrote while the batcher slept)", p)
 					}
 				})
 			}

@@ -4,39 +4,178 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"testing/synctest"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
-// reconcile runs one step.
+// flight is one Reconcile call, from the step that started it to its
+// return. Inside a bubble it runs on a goroutine of its own: when it
+// blocks (on a timer, a channel, anything durable) before returning, the
+// step that ran it ends as a yield, other actors run, and when it wakes
+// (virtual time reached its timer) what it does next is a new step that
+// resumes it. Its context names it (ctrlsim.WithActor), so its calls are
+// attributed to it whichever step is running.
+type flight struct {
+	c     *ctrl
+	req   reconcile.Request
+	first int // the step that started it
+	gen   int // the process generation it started in
+	// rec is the record of the step running it now; nil while it is
+	// blocked, until it acts again.
+	rec *trace.Step
+	// orphan: its process crashed and restarted while it was blocked; its
+	// calls fail and its result is dropped, as a dead process's would be.
+	orphan bool
+	// detached: upstream stopped its controller while it was blocked; it
+	// runs on, but its result goes to no queue.
+	detached bool
+	// yielded: it blocked at least once; the loop may be asleep when it
+	// returns, so its return wakes the loop.
+	yielded bool
+	done    chan struct{}
+	// the outcome, valid once done is closed
+	res      reconcile.Result
+	err      error
+	panicked any
+	stack    string
+}
+
+// call runs the Reconcile, catching panics (the injected crash among them).
+func (f *flight) call(w *world) {
+	defer func() {
+		if r := recover(); r != nil {
+			f.panicked = r
+			f.stack = string(debug.Stack())
+		}
+		close(f.done)
+		if f.yielded {
+			w.kickLoop()
+		}
+	}()
+	c := f.c
+	ctx := ctrlsim.WithActor(log.IntoContext(c.proc.ctx, c.cap.Logger(f.req)), f)
+	f.res, f.err = c.cap.Reconciler.Reconcile(ctx, f.req)
+}
+
+// reconcile runs one step: it starts a Reconcile of req on c and, in a
+// bubble, lets it run until it returns or blocks.
 func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) {
 	w.step++
 	rec := &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: c.name, Request: req.String(), Choice: choice}
+	f := &flight{c: c, req: req, first: w.step, gen: c.proc.gen, rec: rec, done: make(chan struct{})}
+	c.fl = f
+	w.flights = append(w.flights, f)
 	w.cur, w.curCtrl = rec, c
 	c.stepWrite = 0
-	clear(w.lastRead)
+	clear(c.lastRead)
 	w.res.Steps = w.step
-	cap := c.cap
-	ctx := log.IntoContext(w.ctx, cap.Logger(req))
-	var res reconcile.Result
-	var err error
-	var panicked any
-	var stack string
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				panicked = r
-				stack = string(debug.Stack())
-			}
-		}()
-		res, err = cap.Reconciler.Reconcile(ctx, req)
-	}()
+	if !w.bubble {
+		// Outside a bubble (benchmarks) there is no quiescent point to
+		// detect a block at: the Reconcile runs to its return here.
+		f.call(w)
+		w.finish(f)
+		return
+	}
+	go f.call(w)
+	w.waitFlight(f)
+}
+
+// waitFlight waits until f returns or blocks, and ends the step running it
+// accordingly.
+func (w *world) waitFlight(f *flight) {
+	synctest.Wait()
+	select {
+	case <-f.done:
+		w.finish(f)
+	default:
+		w.yield(f)
+	}
+}
+
+// yield ends the step running f, which blocked before returning: the
+// controller stays busy (controller-runtime's worker is inside Reconcile)
+// while other actors run.
+func (w *world) yield(f *flight) {
+	rec := f.rec
 	rec.End = fmtDur(w.now())
+	rec.Result = "yield"
+	rec.Notes = append(rec.Notes, "reconcile blocked (timer or channel) before returning: other actors run; it resumes as a later step")
+	f.rec = nil
+	f.yielded = true
+	w.goroutines = true
+	w.cur, w.curCtrl = nil, nil
+	_ = w.tw.Write(rec)
+}
+
+// resume opens the step record of a flight that acts again after a yield.
+func (w *world) resume(f *flight) *trace.Step {
+	w.step++
+	w.res.Steps = w.step
+	f.rec = &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: f.c.name, Request: f.req.String(), Resumes: f.first}
+	return f.rec
+}
+
+// collect ends the steps of flights that acted since the loop last looked
+// (while it slept): returned ones are finished, ones that acted and
+// blocked again yield again.
+func (w *world) collect() {
+	if len(w.flights) == 0 {
+		return
+	}
+	synctest.Wait()
+	for _, f := range slices.Clone(w.flights) {
+		select {
+		case <-f.done:
+			if f.rec == nil {
+				w.resume(f)
+			}
+			w.cur, w.curCtrl = f.rec, f.c
+			w.finish(f)
+			w.afterStep()
+		default:
+			if f.rec != nil {
+				w.cur, w.curCtrl = f.rec, f.c
+				w.yield(f)
+				w.afterStep()
+			}
+		}
+	}
+}
+
+// leave takes f off the flights in progress.
+func (w *world) leave(f *flight) {
+	w.flights = slices.DeleteFunc(w.flights, func(g *flight) bool { return g == f })
+	if f.c.fl == f {
+		f.c.fl = nil
+	}
+}
+
+// finish ends the step of a flight that returned, handling its outcome as
+// controller-runtime's reconcileHandler does.
+func (w *world) finish(f *flight) {
+	c, req, rec := f.c, f.req, f.rec
+	w.leave(f)
+	res, err, panicked, stack := f.res, f.err, f.panicked, f.stack
+	rec.End = fmtDur(w.now())
+	if f.orphan || f.detached {
+		rec.Result = "abandoned"
+		why := "upstream stopped its controller"
+		if f.orphan {
+			why = "its process crashed and restarted"
+		}
+		rec.Notes = append(rec.Notes, fmt.Sprintf("the reconcile of step %d returned after %s: its outcome goes to no queue", f.first, why))
+		w.cur, w.curCtrl = nil, nil
+		_ = w.tw.Write(rec)
+		return
+	}
 	if _, ok := panicked.(crashSignal); ok || c.proc.crashed {
 		rec.Result = "crash"
 		c.proc.crashes++
@@ -57,7 +196,7 @@ func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) 
 	case panicked != nil:
 		rec.Result = "panic"
 		rec.Panic = fmt.Sprint(panicked)
-		w.res.Panics = append(w.res.Panics, oracle.PanicRecord{Controller: c.name, Step: w.step, Value: fmt.Sprint(panicked), Stack: stack})
+		w.res.Panics = append(w.res.Panics, oracle.PanicRecord{Controller: c.name, Step: rec.Step, Value: fmt.Sprint(panicked), Stack: stack})
 		c.q.AddRateLimited(req)
 		rec.Requeue = w.dueIn(c, req)
 	case err != nil:

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"os"
 	"runtime/debug"
+	"slices"
 	"testing/synctest"
 	"time"
 
@@ -39,6 +40,9 @@ type proc struct {
 	crashed   bool
 	crashedBy string
 	crashes   int
+	// gen counts the process's starts: a flight from an earlier generation
+	// belongs to a process that no longer exists.
+	gen int
 }
 
 // ctrl is one controller of a process: a queue and a reconciler, the unit
@@ -55,6 +59,12 @@ type ctrl struct {
 	// build it again); it is not scheduled until a controller of its name
 	// is added again.
 	stopped bool
+	// fl is the Reconcile in progress (nil when idle): a controller runs
+	// one at a time, as controller-runtime's default of one worker does.
+	fl *flight
+	// lastRead is what the reconcile in progress last read of each key
+	// (lost-update bookkeeping).
+	lastRead map[string]string
 }
 
 type world struct {
@@ -70,9 +80,11 @@ type world struct {
 	step    int
 	active  []*active // parallel to cfg.Perturbations
 	actions []bool    // done
-	// lost-update bookkeeping: the last writer of each key, and what the
-	// current step's controller last read of each key.
-	lastRead map[string]string
+	// flights are the Reconciles in progress: running or blocked.
+	flights []*flight
+	// bubble: the run is inside a testing/synctest bubble, so reconciles
+	// run on goroutines of their own and may yield.
+	bubble bool
 	// the last store hash and the revision it was taken at
 	hash       stateHash
 	invRev     int64 // store revision the invariants were last checked at
@@ -117,7 +129,7 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 	w.res.tw = w.tw
 	w.kick = make(chan struct{}, 1)
 	defer w.stopProcesses()
-	w.lastRead = map[string]string{}
+	w.bubble = inBubble()
 	dir, err := os.MkdirTemp("", "ctrlbugs-run-")
 	if err != nil {
 		return nil, err
@@ -143,6 +155,19 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 		w.res.Applied = append(w.res.Applied, Applied{Perturbation: a.p.Describe(), Times: a.applied})
 	}
 	return w.res, nil
+}
+
+// inBubble reports whether the caller runs inside a testing/synctest
+// bubble (synctest.Wait panics outside one; inside, with nothing else
+// started yet, it returns at once).
+func inBubble() (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	synctest.Wait()
+	return true
 }
 
 func (w *world) now() time.Duration { return time.Since(w.start) }
@@ -198,6 +223,21 @@ const EngineVersion = "ctrlbugs-engine/0.1"
 // restart must build the same controllers), with new queues.
 func (w *world) startProcess(p *proc) error {
 	p.crashed = false
+	p.gen++
+	for _, f := range slices.Clone(w.flights) {
+		if f.c.proc == p {
+			// A Reconcile blocked when its process died: the goroutine
+			// cannot be killed, so its calls fail from now on and its
+			// outcome is dropped.
+			f.orphan = true
+			if f.c.fl == f {
+				f.c.fl = nil
+			}
+			if f.rec == nil {
+				w.note(fmt.Sprintf("the reconcile %s started at step %d was blocked when process %s restarted: abandoned", f.c.name, f.first, p.spec.Name))
+			}
+		}
+	}
 	restart := p.mgr != nil
 	if p.cancel != nil {
 		p.cancel()
@@ -234,6 +274,10 @@ func (w *world) startProcess(p *proc) error {
 // stopCtrl takes a controller upstream stopped out of the schedule.
 func (w *world) stopCtrl(c *ctrl) {
 	c.stopped = true
+	if f := c.fl; f != nil {
+		f.detached = true
+		c.fl = nil
+	}
 	c.q = newQueue(w, c.name, nil)
 	c.q.shutdown = true
 	w.note(fmt.Sprintf("controller %s stopped by upstream: not scheduled, its queue dropped", c.name))
@@ -273,7 +317,7 @@ func (w *world) adopt(p *proc) error {
 			if len(p.ctrls) > 0 || len(caps) > 1 {
 				name = p.spec.Name + "/" + cp.Name
 			}
-			c = &ctrl{proc: p, name: name}
+			c = &ctrl{proc: p, name: name, lastRead: map[string]string{}}
 			p.ctrls = append(p.ctrls, c)
 			w.ctrls = append(w.ctrls, c)
 		}
@@ -426,7 +470,7 @@ func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byt
 			continue
 		}
 		for _, ev := range wr.Events {
-			w.recordWrite(UserWriter, ev, false)
+			w.recordWrite(UserWriter, nil, ev, false)
 		}
 		evs = append(evs, wr.Events...)
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
@@ -43,6 +44,11 @@ type Case struct {
 }
 
 var cases []Case
+
+// restConfigs gives each side's client.Client the rest.Config of the same
+// server, for cases that speak REST below controller-runtime (discovery,
+// watch): the real server's, and the engine's in-process REST seam.
+var restConfigs = map[client.Client]*rest.Config{}
 
 func register(name string, run func(ctx context.Context, c client.Client, ns string, o *Observation)) bool {
 	cases = append(cases, Case{Name: name, Run: run})
@@ -211,6 +217,7 @@ func TestFidelity(t *testing.T) {
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
+	restConfigs[realC] = cfg
 	for _, gvk := range []schema.GroupVersionKind{widgetGVK, gadgetGVK, scalerGVK} {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))

@@ -105,7 +105,11 @@ func Timeline(t *Trace, maxSteps int) string {
 			if r.Requeue != "" {
 				res += " " + r.Requeue
 			}
-			fmt.Fprintf(&b, "%9s  #%d %s %s  => %s", r.T, r.Step, r.Controller, r.Request, res)
+			req := r.Request
+			if r.Resumes > 0 {
+				req = fmt.Sprintf("%s (resumes #%d)", req, r.Resumes)
+			}
+			fmt.Fprintf(&b, "%9s  #%d %s %s  => %s", r.T, r.Step, r.Controller, req, res)
 			if r.Error != "" {
 				fmt.Fprintf(&b, " (%s)", clip(r.Error, 160))
 			}
@@ -181,7 +185,11 @@ func Mermaid(t *Trace, maxSteps int) string {
 			if r.Choice != nil {
 				fmt.Fprintf(&b, "    Note over %s: choice: %s of %s\n", c, esc(r.Choice.Options[r.Choice.Chosen]), esc(strings.Join(r.Choice.Options, ", ")))
 			}
-			fmt.Fprintf(&b, "    Note over %s: step %d t=%s reconcile %s\n", c, r.Step, r.T, esc(r.Request))
+			if r.Resumes > 0 {
+				fmt.Fprintf(&b, "    Note over %s: step %d t=%s resumes step %d, reconcile %s\n", c, r.Step, r.T, r.Resumes, esc(r.Request))
+			} else {
+				fmt.Fprintf(&b, "    Note over %s: step %d t=%s reconcile %s\n", c, r.Step, r.T, esc(r.Request))
+			}
 			for _, n := range r.Notes {
 				fmt.Fprintf(&b, "    Note over %s: %s\n", c, esc(n))
 			}

@@ -91,11 +91,19 @@ type Step struct {
 	Views      map[string]View `json:"views,omitempty"`
 	Ops        []Op            `json:"ops,omitempty"`
 	Events     []Event         `json:"events,omitempty"`
-	Result     string          `json:"result"` // ok, requeue, requeueAfter, error, panic, crash
-	Requeue    string          `json:"requeue,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	Panic      string          `json:"panic,omitempty"`
-	Notes      []string        `json:"notes,omitempty"` // perturbations that switched on/off
+	// Resumes is the step whose Reconcile this one continues: that step
+	// ended as a "yield" (the Reconcile blocked) and this one runs what it
+	// did when it woke.
+	Resumes int `json:"resumes,omitempty"`
+	// Result: ok, requeue, requeueAfter, error, terminal, panic, crash;
+	// yield (blocked before returning: resumed by a later step);
+	// abandoned (returned after its process restarted or its controller
+	// was stopped: its outcome went to no queue).
+	Result  string   `json:"result"`
+	Requeue string   `json:"requeue,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Panic   string   `json:"panic,omitempty"`
+	Notes   []string `json:"notes,omitempty"` // perturbations that switched on/off
 }
 
 // Action is a user action or external event applied by the engine.
