@@ -165,6 +165,12 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 	}
 	s.mapper.AddSpecific(k.GVK, k.GVK.GroupVersion().WithResource(k.Resource),
 		k.GVK.GroupVersion().WithResource(strings.ToLower(k.GVK.Kind)), scope)
+	// client-go's discovery REST mapper (restmapper/discovery.go
+	// NewDiscoveryRESTMapper), which controller-runtime's mapper reloads
+	// from, also maps "<Kind>List" with the kind's scope: upstream code asks
+	// the mapper whether a list type is namespaced (e.g. Cluster API's
+	// util.ClusterToTypedObjectsMapper with a MachineList).
+	s.mapper.Add(k.GVK.GroupVersion().WithKind(k.GVK.Kind+"List"), scope)
 	s.kinds[k.GVK.GroupKind()] = k
 	return nil
 }
