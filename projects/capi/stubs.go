@@ -42,8 +42,13 @@ var (
 )
 
 // ProvisionDelay is how long the stub infrastructure provider takes to
-// provision a machine once its bootstrap data exists (virtual time).
-const ProvisionDelay = 30 * time.Second
+// provision a machine once its bootstrap data exists, and
+// NodeRegistrationDelay how long after that its kubelet registers the Node
+// (virtual time).
+const (
+	ProvisionDelay        = 30 * time.Second
+	NodeRegistrationDelay = 10 * time.Second
+)
 
 const (
 	infraFinalizer          = "infra-stub.ctrlbugs.dev/machine"
@@ -143,7 +148,8 @@ func (r *infraClusterStub) Reconcile(ctx context.Context, req reconcile.Request)
 // and status.initialization.provisioned; hold a finalizer while the
 // "cloud machine" exists. Standing in for the kubelet too, it registers
 // the machine's Node in the workload cluster (here the management cluster,
-// see ClusterCache) with that providerID.
+// see ClusterCache) with that providerID, NodeRegistrationDelay after the
+// machine is provisioned.
 type infraMachineStub struct{ c client.Client }
 
 func (r *infraMachineStub) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -168,15 +174,25 @@ func (r *infraMachineStub) Reconcile(ctx context.Context, req reconcile.Request)
 			return reconcile.Result{}, err
 		}
 	}
+	now := time.Now()
+	since, sinceErr := time.Parse(time.RFC3339, im.GetAnnotations()[provisioningAnnotation])
 	if p, _, _ := unstructured.NestedBool(im.Object, "status", "initialization", "provisioned"); p {
-		return reconcile.Result{}, nil
+		// The machine boots; its kubelet registers the Node
+		// NodeRegistrationDelay after the machine is provisioned.
+		if sinceErr != nil {
+			return reconcile.Result{}, nil // provisioned by someone else: not ours to boot
+		}
+		due := since.Add(ProvisionDelay + NodeRegistrationDelay)
+		if wait := due.Sub(now); wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
+		id, _, _ := unstructured.NestedString(im.Object, "spec", "providerID")
+		return reconcile.Result{}, r.registerNode(ctx, im, id)
 	}
 	if m.Spec.Bootstrap.DataSecretName == nil || *m.Spec.Bootstrap.DataSecretName == "" {
 		return reconcile.Result{}, nil // a Machine update will bring us back
 	}
-	now := time.Now()
-	since, err := time.Parse(time.RFC3339, im.GetAnnotations()[provisioningAnnotation])
-	if err != nil {
+	if sinceErr != nil {
 		base := im.DeepCopy()
 		anns := im.GetAnnotations()
 		if anns == nil {
@@ -200,12 +216,12 @@ func (r *infraMachineStub) Reconcile(ctx context.Context, req reconcile.Request)
 			return reconcile.Result{}, err
 		}
 	}
-	if err := r.registerNode(ctx, im, providerID); err != nil {
-		return reconcile.Result{}, err
-	}
 	base := im.DeepCopy()
 	_ = unstructured.SetNestedField(im.Object, true, "status", "initialization", "provisioned")
-	return reconcile.Result{}, r.c.Status().Patch(ctx, im, client.MergeFrom(base))
+	if err := r.c.Status().Patch(ctx, im, client.MergeFrom(base)); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: NodeRegistrationDelay}, nil
 }
 
 // registerNode is the kubelet's part: the Node, Ready, with the machine's
@@ -215,6 +231,11 @@ func (r *infraMachineStub) registerNode(ctx context.Context, im *unstructured.Un
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: im.GetNamespace() + "-" + im.GetName()},
 		Spec:       corev1.NodeSpec{ProviderID: providerID},
+	}
+	if err := r.c.Get(ctx, client.ObjectKeyFromObject(node), &corev1.Node{}); err == nil {
+		return nil // registered already
+	} else if !apierrors.IsNotFound(err) {
+		return err
 	}
 	if err := r.c.Create(ctx, node); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
