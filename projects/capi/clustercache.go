@@ -215,18 +215,26 @@ func (cc *ClusterCache) send(c *clusterv1.Cluster, now, lastSuccess time.Time, d
 	cc.mu.Unlock()
 	key := client.ObjectKeyFromObject(c)
 	for _, s := range sources {
-		send := didConnect
-		for _, d := range s.afterFailure {
-			at := lastSuccess.Add(d)
-			if s.lastSent[key].Before(at) && at.Before(now) {
-				send = true
-			}
-		}
-		if send && s.queue != nil {
+		if shouldSend(now, lastSuccess, s.lastSent[key], didConnect, s.afterFailure) && s.queue != nil {
 			s.handler.Generic(s.ctx, event.GenericEvent{Object: c}, s.queue)
 			s.lastSent[key] = now
 		}
 	}
+}
+
+// shouldSend is upstream's shouldSendEvent (cluster_cache.go:700-722): on
+// connect, and when a probe-failure window (lastSuccess + d) has passed
+// since the last event sent. (Disconnects do not happen here: probes always
+// succeed.)
+func shouldSend(now, lastSuccess, lastSent time.Time, didConnect bool, afterFailure []time.Duration) bool {
+	send := didConnect
+	for _, d := range afterFailure {
+		at := lastSuccess.Add(d)
+		if lastSent.Before(at) && at.Before(now) {
+			send = true
+		}
+	}
+	return send
 }
 
 func (cc *ClusterCache) get(cluster client.ObjectKey) (*accessor, error) {
