@@ -26,6 +26,11 @@ type Project struct {
 	// besides a CRD's own: for a project whose controllers write CRDs from
 	// definitions of their own (scenario.Known.Defines). nil: none.
 	Defines func(obj map[string]any) []schema.GroupVersionKind
+	// Immortal names the functions (as stack traces print them) of
+	// goroutines upstream starts with no way to stop them, which a
+	// synctest bubble cannot outlive: a run that ends with only these left
+	// blocked is not a deadlock (enginetest.RegisterImmortal).
+	Immortal []string
 
 	kindsOnce sync.Once
 	kinds     []schema.GroupVersionKind

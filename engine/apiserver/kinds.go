@@ -175,6 +175,12 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 	} else {
 		k.ServedSince = s.store.Rev()
 	}
+	// client-go's discovery REST mapper (restmapper/discovery.go
+	// NewDiscoveryRESTMapper), which controller-runtime's mapper reloads
+	// from, also maps "<Kind>List" with the kind's scope: upstream code asks
+	// the mapper whether a list type is namespaced (e.g. Cluster API's
+	// util.ClusterToTypedObjectsMapper with a MachineList).
+	s.mapper.Add(k.GVK.GroupVersion().WithKind(k.GVK.Kind+"List"), scope)
 	s.kinds[k.GVK.GroupKind()] = k
 	return nil
 }

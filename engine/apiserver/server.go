@@ -123,7 +123,7 @@ func (s *Server) Store() store.Reader { return s.store }
 func (s *Server) Scheme() *runtime.Scheme { return s.scheme }
 
 // RESTMapper maps every kind the server serves.
-func (s *Server) RESTMapper() meta.RESTMapper { return s.mapper }
+func (s *Server) RESTMapper() meta.RESTMapper { return restMapper{DefaultRESTMapper: s.mapper, s: s} }
 
 // Ablations returns the server's ablations.
 func (s *Server) Ablations() Ablations { return s.ablate }

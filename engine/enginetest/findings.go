@@ -59,6 +59,7 @@ func RepoRoot(t testing.TB) string {
 // subtest (named by the file) prints "<id>: HARNESS-BROKEN <file>: <field>:
 // <msg>" and fails, and every other finding still runs and prints its line.
 func Findings(t *testing.T, p *engine.Project) {
+	RegisterImmortal(p)
 	root := RepoRoot(t)
 	all, broken := finding.LoadAll(root)
 	mode := os.Getenv("CTRLBUGS_MODE")

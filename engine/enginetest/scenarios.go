@@ -43,6 +43,7 @@ const (
 // of its search (CTRLBUGS_SHARD=i/n), prints a line per run and a summary,
 // and writes the first failing run's trace to out/explore/.
 func Scenarios(t *testing.T, p *engine.Project) {
+	RegisterImmortal(p)
 	root := RepoRoot(t)
 	if path := os.Getenv(EnvScenario); path != "" {
 		if !filepath.IsAbs(path) {

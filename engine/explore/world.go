@@ -428,9 +428,13 @@ func (w *world) settle() {
 			p.mgr.Cache().FlushWatches()
 		}
 	}
-	if !w.goroutines {
+	if !w.goroutines && !w.bubble {
 		return
 	}
+	// In a bubble, wait even when no process declared goroutines: upstream
+	// may start its own (a source.Channel's in a controller's warmup, an
+	// informer's), and they must act before the engine goes on, not beside
+	// it.
 	synctest.Wait()
 	for _, pr := range w.runnablePanics {
 		pr.Step = w.step

@@ -136,8 +136,8 @@ func TestSmoke(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			traces[i] = r.Trace
-			tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
+			traces[i] = r.Finish(nil, nil) // the trace is complete once finished
+			tr, err := trace.Read(bytes.NewReader(traces[i]))
 			if err != nil {
 				t.Fatal(err)
 			}

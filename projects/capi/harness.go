@@ -1,0 +1,265 @@
+package ctrlbugs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/core/reconcilers/cluster"
+	"sigs.k8s.io/cluster-api/core/reconcilers/machine"
+	"sigs.k8s.io/cluster-api/core/reconcilers/machinedeployment"
+	"sigs.k8s.io/cluster-api/core/reconcilers/machinehealthcheck"
+	"sigs.k8s.io/cluster-api/core/reconcilers/machineset"
+	"sigs.k8s.io/cluster-api/core/setup"
+	"sigs.k8s.io/cluster-api/util/index"
+	"sigs.k8s.io/cluster-api/util/test/builder"
+
+	ctrlbugs "github.com/ctrlbugs/corpus/engine"
+	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/explore"
+)
+
+// UpstreamModule is the upstream module this harness pins.
+const UpstreamModule = "sigs.k8s.io/cluster-api"
+
+// The processes this harness runs. "capi" is upstream's core controller
+// manager (core/main.go); the others are the stub providers (stubs.go),
+// each a process of its own, as each provider is a controller manager of
+// its own in a real installation.
+const (
+	ProcessCore         = "capi"
+	ProcessInfra        = "infra-stub"
+	ProcessBootstrap    = "bootstrap-stub"
+	ProcessControlPlane = "controlplane-stub"
+)
+
+// The flags' defaults that the wired reconcilers read (core/main.go:169-298
+// at v1.14.2).
+const (
+	controllerName               = "cluster-api-controller-manager"
+	remoteConnectionGracePeriod  = 50 * time.Second
+	remoteConditionsGracePeriod  = 5 * time.Minute
+	clusterConcurrency           = 50
+	machineConcurrency           = 100
+	machineSetConcurrency        = 50
+	machineDeploymentConcurrency = 50
+	mhcConcurrency               = 50
+	clusterCacheClientQPS        = 20
+	clusterCacheClientBurst      = 30
+)
+
+// coreCRDs are the CRDs of the kinds the wired reconcilers use, read from
+// the pinned module (core/config/crd/bases). MachinePool is among them
+// because the MachinePool feature gate is on by default and the Cluster
+// reconciler then watches MachinePools (cluster_controller.go:108-113).
+var coreCRDs = []string{
+	"cluster.x-k8s.io_clusters.yaml",
+	"cluster.x-k8s.io_machines.yaml",
+	"cluster.x-k8s.io_machinesets.yaml",
+	"cluster.x-k8s.io_machinedeployments.yaml",
+	"cluster.x-k8s.io_machinehealthchecks.yaml",
+	"cluster.x-k8s.io_machinepools.yaml",
+	"cluster.x-k8s.io_machinedrainrules.yaml",
+}
+
+// providerCRDs are the stub providers' kinds: upstream's own typed test
+// CRDs (sigs.k8s.io/cluster-api/util/test/builder, the package upstream's
+// controller tests load into envtest), each labelled with the contract
+// version it implements (cluster.x-k8s.io/v1beta2: v1beta2), which is how
+// the core reconcilers find an external object's apiVersion
+// (internal/contract/version.go:99-114).
+var providerCRDs = []*apiextensionsv1.CustomResourceDefinition{
+	builder.TestInfrastructureClusterCRD,
+	builder.TestInfrastructureMachineTemplateCRD,
+	builder.TestInfrastructureMachineCRD,
+	builder.TestBootstrapConfigTemplateCRD,
+	builder.TestBootstrapConfigCRD,
+	builder.TestControlPlaneCRD,
+}
+
+// Scheme returns the scheme core/main.go builds (core/main.go:137-155),
+// minus the kinds of controllers not wired here (addons, runtime, ipam).
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, storagev1.AddToScheme,
+		clusterv1beta1.AddToScheme, clusterv1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// upstreamModules lists the modules whose versions traces record.
+var upstreamModules = []string{UpstreamModule, "sigs.k8s.io/cluster-api/api", "sigs.k8s.io/controller-runtime"}
+
+// Project returns the engine project for Cluster API: the core CRDs from
+// the pinned module, upstream's test provider CRDs, the core process and
+// the stub providers.
+func Project() (*ctrlbugs.Project, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	versions, err := ctrlbugs.ModuleVersions(upstreamModules...)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := ctrlbugs.ModuleDir(UpstreamModule)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("%s is not in the module cache: run `go mod download` in projects/capi", UpstreamModule)
+	}
+	return &ctrlbugs.Project{
+		Name:     "capi",
+		Upstream: versions,
+		Cluster:  explore.Cluster{Scheme: scheme, Install: func(srv *apiserver.Server) error { return install(srv, dir) }},
+		// ssa.NewCache (internal/util/ssa/cache.go:57-76), called by the
+		// MachineSet and MachineDeployment reconcilers' SetupWithManager,
+		// starts a goroutine that expires its TTL store every 10h forever,
+		// with no context and no stop: it outlives every run.
+		Immortal: []string{"sigs.k8s.io/cluster-api/internal/util/ssa.NewCache.func2"},
+		Controllers: []explore.Controller{
+			{
+				Name:  ProcessCore,
+				Setup: Setup,
+				// setup.ManagerClientOptions (core/setup/setup.go:74-87): the
+				// manager's client reads ConfigMaps and Secrets live and
+				// caches unstructured objects.
+				Manager: ctrlsim.ManagerOptions{
+					Uncached:          []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}},
+					CacheUnstructured: true,
+				},
+			},
+			{Name: ProcessInfra, Setup: SetupInfraStub, Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}},
+			{Name: ProcessBootstrap, Setup: SetupBootstrapStub, Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}},
+			{Name: ProcessControlPlane, Setup: SetupControlPlaneStub, Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}},
+		},
+	}, nil
+}
+
+// install creates the CRDs through the API, as `clusterctl init` applies
+// them: the core reconcilers read CRD objects (an external reference's
+// apiVersion comes from its CRD's contract label), so serving the kinds is
+// not enough; a CRD written through the API is served at once and gets
+// its Established status (apiserver/crdlife.go).
+func install(srv *apiserver.Server, moduleDir string) error {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range coreCRDs {
+		path := filepath.Join(moduleDir, "core", "config", "crd", "bases", f)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		cs, err := apiserver.ReadCRDs(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		crds = append(crds, cs...)
+	}
+	crds = append(crds, providerCRDs...)
+	for _, crd := range crds {
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+		if err != nil {
+			return fmt.Errorf("CRD %s: %w", crd.Name, err)
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetAPIVersion(apiextensionsv1.SchemeGroupVersion.String())
+		u.SetKind("CustomResourceDefinition")
+		delete(u.Object, "status")
+		if _, err := srv.Create(apiserver.Request{GVK: apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"), FieldManager: "clusterctl"}, u); err != nil {
+			return fmt.Errorf("CRD %s: %w", crd.Name, err)
+		}
+	}
+	return nil
+}
+
+func concurrency(c int) controller.Options { return controller.Options{MaxConcurrentReconciles: c} }
+
+// Setup does what core/main.go's main, setupIndexes and setupReconcilers
+// do (core/main.go:395-697 at v1.14.2) for the Cluster, Machine,
+// MachineSet, MachineDeployment and MachineHealthCheck reconcilers, with
+// the flags' and feature gates' defaults, against the engine's manager.
+// What differs from upstream, and why, is in README.md:
+//
+//   - the ClusterCache is the engine's (clustercache.go), not
+//     clustercache.SetupWithManager's, which dials workload clusters;
+//   - the CRD migrator, ClusterResourceSet(Binding), MachinePool and the
+//     partial Secret cache are not wired; ClusterClass, topology and
+//     ExtensionConfig are off by default (ClusterTopology, RuntimeSDK);
+//   - webhooks are not served (the engine's API server runs no admission).
+func Setup(ctx context.Context, mgr *ctrlsim.Manager) error {
+	// setupIndexes (core/main.go:436-441).
+	if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
+		return fmt.Errorf("indexes: %w", err)
+	}
+	// setupReconcilers (core/main.go:443-459): the ClusterCache, with
+	// upstream's cache and client options.
+	cc, err := NewClusterCache(ctx, mgr, setup.ClusterCacheCacheOptions(),
+		setup.ClusterCacheClientOptions(controllerName, clusterCacheClientQPS, clusterCacheClientBurst))
+	if err != nil {
+		return fmt.Errorf("cluster cache: %w", err)
+	}
+	// core/main.go:593-602.
+	if err := (&cluster.Reconciler{
+		Client:                      mgr.GetClient(),
+		APIReader:                   mgr.GetAPIReader(),
+		ClusterCache:                cc,
+		RemoteConnectionGracePeriod: remoteConnectionGracePeriod,
+	}).SetupWithManager(ctx, mgr, concurrency(clusterConcurrency)); err != nil {
+		return fmt.Errorf("Cluster: %w", err)
+	}
+	// core/main.go:631-643 (no additional sync label/annotation regexes:
+	// the flags default to none; RuntimeClient is nil with RuntimeSDK off).
+	if err := (&machine.Reconciler{
+		Client:                      mgr.GetClient(),
+		APIReader:                   mgr.GetAPIReader(),
+		ClusterCache:                cc,
+		RemoteConditionsGracePeriod: remoteConditionsGracePeriod,
+	}).SetupWithManager(ctx, mgr, concurrency(machineConcurrency)); err != nil {
+		return fmt.Errorf("Machine: %w", err)
+	}
+	// core/main.go:644-672: --machineset-preflight-checks defaults to All.
+	if err := (&machineset.Reconciler{
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		ClusterCache:    cc,
+		PreflightChecks: sets.New(clusterv1.MachineSetPreflightCheckAll),
+	}).SetupWithManager(ctx, mgr, concurrency(machineSetConcurrency)); err != nil {
+		return fmt.Errorf("MachineSet: %w", err)
+	}
+	// core/main.go:673-681.
+	if err := (&machinedeployment.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+	}).SetupWithManager(ctx, mgr, concurrency(machineDeploymentConcurrency)); err != nil {
+		return fmt.Errorf("MachineDeployment: %w", err)
+	}
+	// core/main.go:716-723.
+	if err := (&machinehealthcheck.Reconciler{
+		Client:       mgr.GetClient(),
+		ClusterCache: cc,
+	}).SetupWithManager(ctx, mgr, concurrency(mhcConcurrency)); err != nil {
+		return fmt.Errorf("MachineHealthCheck: %w", err)
+	}
+	return nil
+}
