@@ -63,6 +63,7 @@ func (s *Server) normalize(k *Kind, u *unstructured.Unstructured) (*unstructured
 		return nil, fmt.Errorf("decoding %s: %w", k.GVK.Kind, err)
 	}
 	decodeBuiltin(obj)
+	defaultLinked(k, obj)
 	return s.untyped(k, obj)
 }
 

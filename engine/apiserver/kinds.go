@@ -152,7 +152,11 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 		if k.CRD {
 			fm, err = managedfields.NewDefaultCRDFieldManager(conv, unstructuredConvertor{}, noDefaulter{}, unstructuredCreater{}, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
 		} else {
-			fm, err = managedfields.NewDefaultFieldManager(conv, s.scheme, noDefaulter{}, s.scheme, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
+			var def runtime.ObjectDefaulter = noDefaulter{}
+			if _, ok := linkedStrategy(k); ok {
+				def = builtinDefaulter{}
+			}
+			fm, err = managedfields.NewDefaultFieldManager(conv, s.scheme, def, s.scheme, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
 		}
 		if err != nil {
 			return fmt.Errorf("field manager for %s: %w", k.GVK, err)

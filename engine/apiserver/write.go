@@ -113,6 +113,10 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 			return nil, err
 		}
 	}
+	// rest.BeforeCreate, after the field manager as in the real handler.
+	if obj, err = s.prepareCreate(k, obj); err != nil {
+		return nil, err
+	}
 	if isNamespace(k) {
 		// rest.BeforeCreate runs after the field manager.
 		prepareNamespaceForCreate(obj)
@@ -298,6 +302,10 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		} else if obj, err = s.trackUpdate(k, sub, old, obj, req.FieldManager); err != nil {
 			return nil, err
 		}
+	}
+	// rest.BeforeUpdate, after the field manager as in the real handler.
+	if obj, err = s.prepareUpdate(k, sub, old, obj); err != nil {
+		return nil, err
 	}
 	if semanticEqualIgnoringRV(obj, old) && !s.ablate.NoopWrites {
 		return old, nil

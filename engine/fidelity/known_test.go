@@ -8,9 +8,6 @@ package fidelity
 var knownDifferences = map[string]string{
 	// apiserver/doc.go: "Built-in defaulting and validation are not run
 	// (k8s.io/kubernetes' internal registry is not linked)".
-	"deploy/create-defaults":           "engine: no built-in defaulting (Deployment strategy, PodSpec and Container defaults absent; managedFields list only the fields the client sent)",
-	"deploy/merge-patch-replaces-list": "engine: no built-in defaulting (imagePullPolicy etc. not filled in on the new container)",
-	"deploy/invalid":                   "engine: no built-in validation (negative replicas, missing/mismatched selector, immutable selector all accepted)",
 	"cm/invalid-data-key":              "engine: no built-in validation (ConfigMap data keys not validated)",
 	// apiserver/doc.go: "CRD validation beyond structural pruning and
 	// defaulting (OpenAPI value validation, CEL rules, ratcheting) is not run".

@@ -1,0 +1,211 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	// kube-apiserver's own registry: the internal API types with their
+	// v1 conversions and defaulting (installed into legacyscheme by the
+	// install packages), and the strategies of the built-in kinds
+	// controllers touch. Linked at the workspace's Kubernetes version
+	// (k8s.io/kubernetes v1.36.3, whose staging modules are the k8s.io/*
+	// v0.36.4 the engine already uses; see doc.go, "Linked registry").
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"
+	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
+	"k8s.io/kubernetes/pkg/registry/apps/deployment"
+	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
+	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
+	"k8s.io/kubernetes/pkg/registry/batch/job"
+	"k8s.io/kubernetes/pkg/registry/coordination/lease"
+	"k8s.io/kubernetes/pkg/registry/core/service"
+	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
+	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
+)
+
+// registryStrategy is a built-in kind's strategy pair from
+// k8s.io/kubernetes/pkg/registry: the main resource's and, when the kind
+// has one, its status subresource's.
+type registryStrategy struct {
+	main   rest.RESTCreateUpdateStrategy
+	status rest.RESTUpdateStrategy
+}
+
+// linkedStrategies are the built-in kinds whose writes run kube-apiserver's
+// own strategy (PrepareForCreate / PrepareForUpdate, Validate /
+// ValidateUpdate, Canonicalize) on the internal version of the object, and
+// whose request bodies get the v1 defaulting functions. Every other
+// built-in kind keeps the engine's restated rules (decode.go, pod.go,
+// namespace.go) and object-meta validation only.
+var linkedStrategies = map[schema.GroupKind]registryStrategy{
+	{Group: "apps", Kind: "Deployment"}:                {deployment.Strategy, deployment.StatusStrategy},
+	{Group: "apps", Kind: "ReplicaSet"}:                {replicaset.Strategy, replicaset.StatusStrategy},
+	{Group: "apps", Kind: "StatefulSet"}:               {statefulset.Strategy, statefulset.StatusStrategy},
+	{Group: "apps", Kind: "DaemonSet"}:                 {daemonset.Strategy, daemonset.StatusStrategy},
+	{Group: "batch", Kind: "Job"}:                      {job.Strategy, job.StatusStrategy},
+	{Kind: "Service"}:                                  {service.Strategy, service.StatusStrategy},
+	{Group: "policy", Kind: "PodDisruptionBudget"}:     {poddisruptionbudget.Strategy, poddisruptionbudget.StatusStrategy},
+	{Group: "coordination.k8s.io", Kind: "Lease"}:      {lease.Strategy, nil},
+	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: {endpointslice.Strategy, nil},
+}
+
+func linkedStrategy(k *Kind) (registryStrategy, bool) {
+	if k.CRD {
+		return registryStrategy{}, false
+	}
+	st, ok := linkedStrategies[k.GVK.GroupKind()]
+	return st, ok
+}
+
+// builtinDefaulter runs the v1 defaulting functions kube-apiserver
+// registers for a built-in type (SetObjectDefaults_*, from
+// k8s.io/kubernetes/pkg/apis/*/v1): what decoding a request body does, and
+// what the field manager runs after merging an apply configuration.
+type builtinDefaulter struct{}
+
+func (builtinDefaulter) Default(obj runtime.Object) {
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return
+	}
+	legacyscheme.Scheme.Default(obj)
+}
+
+// defaultLinked applies the v1 defaulting to a decoded body of a linked kind.
+func defaultLinked(k *Kind, obj runtime.Object) {
+	if _, ok := linkedStrategy(k); ok {
+		legacyscheme.Scheme.Default(obj)
+	}
+}
+
+// strategyContext is the request context the strategies read: the
+// namespace and the request info (some strategies look at the API version
+// of the request).
+func strategyContext(k *Kind, namespace, verb, sub string) context.Context {
+	ctx := genericapirequest.WithNamespace(context.Background(), namespace)
+	return genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: verb, APIGroup: k.GVK.Group, APIVersion: k.GVK.Version,
+		Namespace: namespace, Resource: k.Resource, Subresource: sub,
+	})
+}
+
+// toInternal converts a stored (v1) object to kube-apiserver's internal
+// version, through legacyscheme's generated conversions.
+func (s *Server) toInternal(k *Kind, u *unstructured.Unstructured) (runtime.Object, error) {
+	typed, err := s.typed(k, u)
+	if err != nil {
+		return nil, err
+	}
+	return legacyscheme.Scheme.ConvertToVersion(typed, schema.GroupVersion{Group: k.GVK.Group, Version: runtime.APIVersionInternal})
+}
+
+// fromInternal converts back to the served version.
+func (s *Server) fromInternal(k *Kind, obj runtime.Object) (*unstructured.Unstructured, error) {
+	v1, err := legacyscheme.Scheme.ConvertToVersion(obj, k.GVK.GroupVersion())
+	if err != nil {
+		return nil, err
+	}
+	return s.untyped(k, v1)
+}
+
+// prepareCreate runs the kind's strategy as rest.BeforeCreate does:
+// PrepareForCreate, Validate (422 on errors), Canonicalize. It returns obj
+// unchanged for a kind without a linked strategy.
+func (s *Server) prepareCreate(k *Kind, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	st, ok := linkedStrategy(k)
+	if !ok {
+		return obj, nil
+	}
+	in, err := s.toInternal(k, obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
+	}
+	if svc, ok := in.(*api.Service); ok {
+		if err := s.beginServiceWrite(svc, nil); err != nil {
+			return nil, err
+		}
+	}
+	ctx := strategyContext(k, obj.GetNamespace(), "create", "")
+	st.main.PrepareForCreate(ctx, in)
+	if errs := st.main.Validate(ctx, in); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(k.GVK.GroupKind(), obj.GetName(), errs)
+	}
+	st.main.Canonicalize(in)
+	out, err := s.fromInternal(k, in)
+	if err != nil {
+		return nil, err
+	}
+	return s.keepAblated(k, obj, out), nil
+}
+
+// prepareUpdate runs the strategy of the subresource written as
+// rest.BeforeUpdate does: PrepareForUpdate, ValidateUpdate (422),
+// Canonicalize.
+func (s *Server) prepareUpdate(k *Kind, sub string, old, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	st, ok := linkedStrategy(k)
+	if !ok {
+		return obj, nil
+	}
+	var strategy rest.RESTUpdateStrategy = st.main
+	if sub == "status" {
+		if st.status == nil {
+			return obj, nil
+		}
+		strategy = st.status
+	} else if sub != "" {
+		return obj, nil
+	}
+	in, err := s.toInternal(k, obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
+	}
+	oldIn, err := s.toInternal(k, old)
+	if err != nil {
+		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
+	}
+	if svc, ok := in.(*api.Service); ok && sub == "" {
+		if err := s.beginServiceWrite(svc, oldIn.(*api.Service)); err != nil {
+			return nil, err
+		}
+	}
+	ctx := strategyContext(k, obj.GetNamespace(), "update", sub)
+	strategy.PrepareForUpdate(ctx, in, oldIn)
+	if errs := strategy.ValidateUpdate(ctx, in, oldIn); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(k.GVK.GroupKind(), obj.GetName(), errs)
+	}
+	strategy.Canonicalize(in)
+	out, err := s.fromInternal(k, in)
+	if err != nil {
+		return nil, err
+	}
+	return s.keepAblated(k, obj, out), nil
+}
+
+// keepAblated undoes what a strategy did to a semantic the server has
+// switched off on purpose (generation, the status subresource), so that an
+// ablation stays an ablation for linked kinds too.
+func (s *Server) keepAblated(k *Kind, before, after *unstructured.Unstructured) *unstructured.Unstructured {
+	if s.ablate.Generation {
+		after.SetGeneration(before.GetGeneration())
+	}
+	if s.ablate.StatusSubresource && k.Status {
+		if st, ok := before.Object["status"]; ok {
+			after.Object["status"] = st
+		} else {
+			delete(after.Object, "status")
+		}
+	}
+	return after
+}
