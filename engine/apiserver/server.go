@@ -157,6 +157,11 @@ func (s *Server) nextUID() types.UID {
 	return types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", s.uidSeq))
 }
 
+// peekUID returns the uid the next created object gets, without using it.
+func (s *Server) peekUID() types.UID {
+	return types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", s.uidSeq+1))
+}
+
 // nameSuffix returns a deterministic 5-character suffix from the alphabet
 // kube-apiserver's name generator uses (no vowels, no confusable digits).
 func (s *Server) nameSuffix() string {

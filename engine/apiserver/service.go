@@ -34,9 +34,10 @@ import (
 //     check node port when the body leaves them empty (patchAllocatedValues);
 //     changing or clearing clusterIP is refused by the linked validation
 //     ("field is immutable").
-// Dual-stack, RequireDualStack/PreferDualStack policies beyond their
-// validation, and loadBalancerClass/healthCheckNodePort allocation are not
-// modelled. Fidelity: svc/*.
+//   - a LoadBalancer Service with externalTrafficPolicy Local gets a health
+//     check node port (allocHealthCheckNodePort).
+// Dual-stack and the RequireDualStack/PreferDualStack policies beyond their
+// validation are not modelled. Fidelity: svc/*.
 
 var (
 	serviceCIDR      = netip.MustParsePrefix("10.0.0.0/16")
@@ -142,6 +143,15 @@ func (s *Server) beginServiceWrite(svc, old *api.Service) error {
 			return err
 		}
 	}
+	if needsHCNodePort(svc) && svc.Spec.HealthCheckNodePort == 0 {
+		// allocHealthCheckNodePort: from the same node port range.
+		for np := int32(nodePortBase); np < int32(nodePortBase+nodePortSize); np++ {
+			if !usedPorts[np] {
+				svc.Spec.HealthCheckNodePort = np
+				break
+			}
+		}
+	}
 	return nil
 }
 
@@ -196,6 +206,11 @@ func allocateNodePorts(svc *api.Service, used map[int32]bool, old *api.Service) 
 		if p.NodePort != 0 {
 			if prev, ok := byPort[p.Port]; ok && prev == p.NodePort {
 				continue
+			}
+			if p.NodePort < int32(nodePortBase) || p.NodePort >= int32(nodePortBase+nodePortSize) {
+				return apierrors.NewInvalid(api.Kind("Service"), svc.Name, field.ErrorList{
+					field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort,
+						(&portallocator.ErrNotInRange{ValidPorts: fmt.Sprintf("%d-%d", nodePortBase, nodePortBase+nodePortSize-1)}).Error())})
 			}
 			if used[p.NodePort] && !slices.Contains(kept, p.NodePort) {
 				return apierrors.NewInvalid(api.Kind("Service"), svc.Name, field.ErrorList{

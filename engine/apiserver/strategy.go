@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -83,11 +84,22 @@ func (builtinDefaulter) Default(obj runtime.Object) {
 	legacyscheme.Scheme.Default(obj)
 }
 
-// defaultLinked applies the v1 defaulting to a decoded body of a linked kind.
-func defaultLinked(k *Kind, obj runtime.Object) {
-	if _, ok := linkedStrategy(k); ok {
-		legacyscheme.Scheme.Default(obj)
+// decodeLinked is, for a kind with a linked strategy, what decoding a
+// request body does in kube-apiserver: the v1 defaulting functions, then
+// the conversion to the internal version the handlers work on, seen again
+// as v1 (so what only the internal version keeps, e.g. a DaemonSet's
+// templateGeneration as its deprecated annotation, is as the field manager
+// sees it). It returns the typed v1 object, or obj for other kinds.
+func decodeLinked(k *Kind, obj runtime.Object) (runtime.Object, error) {
+	if _, ok := linkedStrategy(k); !ok {
+		return obj, nil
 	}
+	legacyscheme.Scheme.Default(obj)
+	in, err := legacyscheme.Scheme.ConvertToVersion(obj, schema.GroupVersion{Group: k.GVK.Group, Version: runtime.APIVersionInternal})
+	if err != nil {
+		return nil, err
+	}
+	return legacyscheme.Scheme.ConvertToVersion(in, k.GVK.GroupVersion())
 }
 
 // strategyContext is the request context the strategies read: the
@@ -111,12 +123,16 @@ func (s *Server) toInternal(k *Kind, u *unstructured.Unstructured) (runtime.Obje
 	return legacyscheme.Scheme.ConvertToVersion(typed, schema.GroupVersion{Group: k.GVK.Group, Version: runtime.APIVersionInternal})
 }
 
-// fromInternal converts back to the served version.
+// fromInternal converts back to the served version, defaulted as the
+// storage's codec defaults every object it decodes (so what the response
+// and every later read show: e.g. a Job's labels, defaulted from the
+// template labels PrepareForCreate generated).
 func (s *Server) fromInternal(k *Kind, obj runtime.Object) (*unstructured.Unstructured, error) {
 	v1, err := legacyscheme.Scheme.ConvertToVersion(obj, k.GVK.GroupVersion())
 	if err != nil {
 		return nil, err
 	}
+	legacyscheme.Scheme.Default(v1)
 	return s.untyped(k, v1)
 }
 
@@ -208,4 +224,34 @@ func (s *Server) keepAblated(k *Kind, before, after *unstructured.Unstructured) 
 		}
 	}
 	return after
+}
+
+// allowCreateOnUpdate reports whether the kind's linked strategy lets an
+// update of a missing object create it (AllowCreateOnUpdate).
+func allowCreateOnUpdate(k *Kind) bool {
+	st, ok := linkedStrategy(k)
+	return ok && st.main.AllowCreateOnUpdate()
+}
+
+// defaultOrphans reports whether a delete without a propagation policy
+// orphans dependents, as the generic store's shouldOrphanDependents decides
+// it when the request names no policy: a foregroundDeletion or orphan
+// finalizer already on the object decides; otherwise the strategy's
+// DefaultGarbageCollectionPolicy for the request's version (batch/v1 Jobs:
+// OrphanDependents, for backward compatibility).
+func defaultOrphans(k *Kind, obj *unstructured.Unstructured) bool {
+	for _, f := range obj.GetFinalizers() {
+		switch f {
+		case metav1.FinalizerOrphanDependents:
+			return true
+		case metav1.FinalizerDeleteDependents:
+			return false
+		}
+	}
+	st, ok := linkedStrategy(k)
+	if !ok {
+		return false
+	}
+	gc, ok := st.main.(rest.GarbageCollectionDeleteStrategy)
+	return ok && gc.DefaultGarbageCollectionPolicy(strategyContext(k, obj.GetNamespace(), "delete", "")) == rest.OrphanDependents
 }

@@ -52,9 +52,14 @@ func rvOf(u *unstructured.Unstructured) string {
 // create runs the create path; track says whether managed fields still have
 // to be computed (false when Apply already did).
 func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, track bool) (*unstructured.Unstructured, error) {
-	if in.GetResourceVersion() != "" {
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500,
-			Message: "resourceVersion should not be set on objects to be created"}}
+	_, linked := linkedStrategy(k)
+	// A resourceVersion on a new object is refused by the storage (500),
+	// after the strategy's validation: for kinds with a linked strategy the
+	// check is made in that order below; the others keep the engine's
+	// earlier order (their validation is object-meta only).
+	rvSet := in.GetResourceVersion() != ""
+	if rvSet && !linked {
+		return nil, errRVOnCreate()
 	}
 	obj, err := s.normalize(k, in)
 	if err != nil {
@@ -78,20 +83,37 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 	} else {
 		obj.SetNamespace("")
 	}
+	generated := false
 	if obj.GetName() == "" {
 		if obj.GetGenerateName() == "" {
 			return nil, errInvalid(k, "", field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
 		}
 		obj.SetName(obj.GetGenerateName() + s.nameSuffix())
+		generated = true
 	}
 	if errs := validateMeta(k, obj); len(errs) > 0 {
 		return nil, errInvalid(k, obj.GetName(), errs...)
 	}
 	key := storeKey(k, obj.GetNamespace(), obj.GetName())
-	if _, ok := s.store.Get(key, 0); ok {
+	_, exists := s.store.Get(key, 0)
+	// A generated name that is taken is generated again, up to
+	// maxNameGenerationCreateAttempts (8) attempts in all, as the generic
+	// store's createWithGenerateNameRetry does.
+	for attempt := 1; exists && generated && attempt < 8; attempt++ {
+		obj.SetName(obj.GetGenerateName() + s.nameSuffix())
+		key = storeKey(k, obj.GetNamespace(), obj.GetName())
+		_, exists = s.store.Get(key, 0)
+	}
+	if exists && !linked {
 		return nil, errAlreadyExists(k, obj.GetName())
 	}
-	obj.SetUID(s.nextUID())
+	if !exists && !rvSet {
+		obj.SetUID(s.nextUID())
+	} else {
+		// The create will fail after validation: the strategy sees a uid,
+		// but none is used up.
+		obj.SetUID(s.peekUID())
+	}
 	obj.SetCreationTimestamp(s.metaNow())
 	obj.SetDeletionTimestamp(nil)
 	obj.SetDeletionGracePeriodSeconds(nil)
@@ -116,6 +138,12 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 	// rest.BeforeCreate, after the field manager as in the real handler.
 	if obj, err = s.prepareCreate(k, obj); err != nil {
 		return nil, err
+	}
+	if rvSet {
+		return nil, errRVOnCreate()
+	}
+	if exists {
+		return nil, errAlreadyExists(k, obj.GetName())
 	}
 	if isNamespace(k) {
 		// rest.BeforeCreate runs after the field manager.
@@ -173,7 +201,13 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 	key := storeKey(k, req.Namespace, req.Name)
 	old, ok := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
-	if !ok {
+	if !ok && req.Subresource == "" && allowCreateOnUpdate(k) {
+		// The strategy allows PUT to create (Service, ...): the generic
+		// store's GuaranteedUpdate creates through rest.BeforeCreate.
+		in := obj.DeepCopy()
+		in.SetResourceVersion("")
+		out, err = s.create(k, req, in, true)
+	} else if !ok {
 		err = errNotFound(k, req.Name)
 	} else {
 		out, err = s.update(k, req, old, obj, true, "update")
@@ -400,4 +434,9 @@ func dedupOwnerReferences(obj *unstructured.Unstructured) bool {
 		obj.SetOwnerReferences(out)
 	}
 	return dup
+}
+
+func errRVOnCreate() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500,
+		Message: "resourceVersion should not be set on objects to be created"}}
 }
