@@ -32,7 +32,11 @@ import (
 	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
 	"k8s.io/kubernetes/pkg/registry/batch/job"
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
+	"k8s.io/kubernetes/pkg/registry/core/configmap"
+	"k8s.io/kubernetes/pkg/registry/core/pod"
+	"k8s.io/kubernetes/pkg/registry/core/secret"
 	"k8s.io/kubernetes/pkg/registry/core/service"
+	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
 	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
 	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
 )
@@ -57,6 +61,10 @@ var linkedStrategies = map[schema.GroupKind]registryStrategy{
 	{Group: "apps", Kind: "StatefulSet"}:               {statefulset.Strategy, statefulset.StatusStrategy},
 	{Group: "apps", Kind: "DaemonSet"}:                 {daemonset.Strategy, daemonset.StatusStrategy},
 	{Group: "batch", Kind: "Job"}:                      {job.Strategy, job.StatusStrategy},
+	{Kind: "ConfigMap"}:                                {configmap.Strategy, nil},
+	{Kind: "Secret"}:                                   {secret.Strategy, nil},
+	{Kind: "Pod"}:                                      {pod.Strategy, pod.StatusStrategy},
+	{Kind: "ServiceAccount"}:                           {serviceaccount.Strategy, nil},
 	{Kind: "Service"}:                                  {service.Strategy, service.StatusStrategy},
 	{Group: "policy", Kind: "PodDisruptionBudget"}:     {poddisruptionbudget.Strategy, poddisruptionbudget.StatusStrategy},
 	{Group: "coordination.k8s.io", Kind: "Lease"}:      {lease.Strategy, nil},

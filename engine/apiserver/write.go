@@ -149,9 +149,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 		// rest.BeforeCreate runs after the field manager.
 		prepareNamespaceForCreate(obj)
 	}
-	if isPod(k) && !s.ablate.StatusSubresource {
-		preparePodForCreate(obj)
-	}
+
 	if req.DryRun {
 		return obj, nil
 	}
@@ -307,9 +305,6 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	if errs := validateMeta(k, obj); len(errs) > 0 {
 		return nil, errInvalid(k, old.GetName(), errs...)
 	}
-	if errs := validateImmutableData(old, obj); len(errs) > 0 {
-		return nil, errInvalid(k, old.GetName(), errs...)
-	}
 	if old.GetDeletionTimestamp() != nil {
 		for _, f := range obj.GetFinalizers() {
 			if !slices.Contains(old.GetFinalizers(), f) {
@@ -357,32 +352,6 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		return s.store.Delete(key, obj, oldRev)
 	}
 	return s.store.Put(key, obj, oldRev)
-}
-
-// validateImmutableData enforces ConfigMap and Secret immutability: once
-// immutable is true, data, binaryData and immutable itself cannot change;
-// a Secret's type never changes (core validation's ValidateConfigMapUpdate /
-// ValidateSecretUpdate).
-func validateImmutableData(old, obj *unstructured.Unstructured) field.ErrorList {
-	switch old.GroupVersionKind().GroupKind() {
-	case schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Kind: "Secret"}:
-	default:
-		return nil
-	}
-	var errs field.ErrorList
-	if old.GetKind() == "Secret" {
-		// ValidateSecretUpdate: the type never changes.
-		errs = append(errs, apivalidation.ValidateImmutableField(obj.Object["type"], old.Object["type"], field.NewPath("type"))...)
-	}
-	if imm, _, _ := unstructured.NestedBool(old.Object, "immutable"); !imm {
-		return errs
-	}
-	for _, f := range []string{"data", "binaryData", "immutable"} {
-		if !apiequality.Semantic.DeepEqual(old.Object[f], obj.Object[f]) {
-			errs = append(errs, field.Forbidden(field.NewPath(f), "field is immutable when `immutable` is set"))
-		}
-	}
-	return errs
 }
 
 // standardFinalizers are the finalizer names core validation accepts without

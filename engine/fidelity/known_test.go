@@ -6,9 +6,6 @@ package fidelity
 // testdata/pinned/<case>.json (FIDELITY_UPDATE=1 rewrites the pins), so the
 // test fails if either the real server or the engine changes.
 var knownDifferences = map[string]string{
-	// apiserver/doc.go: "Built-in defaulting and validation are not run
-	// (k8s.io/kubernetes' internal registry is not linked)".
-	"cm/invalid-data-key":              "engine: no built-in validation (ConfigMap data keys not validated)",
 	// apiserver/doc.go: "CRD validation beyond structural pruning and
 	// defaulting (OpenAPI value validation, CEL rules, ratcheting) is not run".
 	"widget/validation": "engine: no CRD OpenAPI value validation (wrong types, required list-map keys, duplicate list-map keys and set items accepted)",
