@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/ctrlbugs/corpus/engine/store"
 )
@@ -52,6 +53,7 @@ type Server struct {
 	store     *store.Store
 	kinds     map[schema.GroupKind]*Kind
 	mapper    *meta.DefaultRESTMapper
+	scaleFM   *managedfields.FieldManager
 	uidSeq    int
 	nameSeq   int
 	observers []func(Write)
