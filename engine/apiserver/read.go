@@ -125,7 +125,14 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 	if !k.Namespaced {
 		ns = ""
 	}
+	converted := false
 	if lo.Fields != nil {
+		var err error
+		if lo.Fields, converted, err = fieldSelector(k, lo.Fields); err != nil {
+			return nil, err
+		}
+	}
+	if lo.Fields != nil && !converted {
 		for _, r := range lo.Fields.Requirements() {
 			if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
 				// The CR handler and the built-in registries word it differently.
@@ -155,8 +162,14 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 		if lo.Labels != nil && !lo.Labels.Matches(labels.Set(obj.GetLabels())) {
 			continue
 		}
-		if lo.Fields != nil && !lo.Fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}) {
-			continue
+		if lo.Fields != nil && !lo.Fields.Empty() {
+			set, err := s.selectableFields(k, obj)
+			if err != nil {
+				return nil, err
+			}
+			if !lo.Fields.Matches(set) {
+				continue
+			}
 		}
 		out = append(out, obj)
 	}

@@ -7,6 +7,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -47,6 +49,9 @@ import (
 type registryStrategy struct {
 	main   rest.RESTCreateUpdateStrategy
 	status rest.RESTUpdateStrategy
+	// attrs is the registry's GetAttrs, when it has its own: the fields a
+	// field selector can name (nil: metadata.name and metadata.namespace).
+	attrs func(runtime.Object) (labels.Set, fields.Set, error)
 }
 
 // linkedStrategies are the built-in kinds whose writes run kube-apiserver's
@@ -56,19 +61,19 @@ type registryStrategy struct {
 // built-in kind keeps the engine's restated rules (decode.go, pod.go,
 // namespace.go) and object-meta validation only.
 var linkedStrategies = map[schema.GroupKind]registryStrategy{
-	{Group: "apps", Kind: "Deployment"}:                {deployment.Strategy, deployment.StatusStrategy},
-	{Group: "apps", Kind: "ReplicaSet"}:                {replicaset.Strategy, replicaset.StatusStrategy},
-	{Group: "apps", Kind: "StatefulSet"}:               {statefulset.Strategy, statefulset.StatusStrategy},
-	{Group: "apps", Kind: "DaemonSet"}:                 {daemonset.Strategy, daemonset.StatusStrategy},
-	{Group: "batch", Kind: "Job"}:                      {job.Strategy, job.StatusStrategy},
-	{Kind: "ConfigMap"}:                                {configmap.Strategy, nil},
-	{Kind: "Secret"}:                                   {secret.Strategy, nil},
-	{Kind: "Pod"}:                                      {pod.Strategy, pod.StatusStrategy},
-	{Kind: "ServiceAccount"}:                           {serviceaccount.Strategy, nil},
-	{Kind: "Service"}:                                  {service.Strategy, service.StatusStrategy},
-	{Group: "policy", Kind: "PodDisruptionBudget"}:     {poddisruptionbudget.Strategy, poddisruptionbudget.StatusStrategy},
-	{Group: "coordination.k8s.io", Kind: "Lease"}:      {lease.Strategy, nil},
-	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: {endpointslice.Strategy, nil},
+	{Group: "apps", Kind: "Deployment"}:                {deployment.Strategy, deployment.StatusStrategy, nil},
+	{Group: "apps", Kind: "ReplicaSet"}:                {replicaset.Strategy, replicaset.StatusStrategy, replicaset.GetAttrs},
+	{Group: "apps", Kind: "StatefulSet"}:               {statefulset.Strategy, statefulset.StatusStrategy, nil},
+	{Group: "apps", Kind: "DaemonSet"}:                 {daemonset.Strategy, daemonset.StatusStrategy, nil},
+	{Group: "batch", Kind: "Job"}:                      {job.Strategy, job.StatusStrategy, job.GetAttrs},
+	{Kind: "ConfigMap"}:                                {configmap.Strategy, nil, configmap.GetAttrs},
+	{Kind: "Secret"}:                                   {secret.Strategy, nil, secret.GetAttrs},
+	{Kind: "Pod"}:                                      {pod.Strategy, pod.StatusStrategy, pod.GetAttrs},
+	{Kind: "ServiceAccount"}:                           {serviceaccount.Strategy, nil, nil},
+	{Kind: "Service"}:                                  {service.Strategy, service.StatusStrategy, service.GetAttrs},
+	{Group: "policy", Kind: "PodDisruptionBudget"}:     {poddisruptionbudget.Strategy, poddisruptionbudget.StatusStrategy, nil},
+	{Group: "coordination.k8s.io", Kind: "Lease"}:      {lease.Strategy, nil, nil},
+	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: {endpointslice.Strategy, nil, nil},
 }
 
 func linkedStrategy(k *Kind) (registryStrategy, bool) {
@@ -262,4 +267,41 @@ func defaultOrphans(k *Kind, obj *unstructured.Unstructured) bool {
 	}
 	gc, ok := st.main.(rest.GarbageCollectionDeleteStrategy)
 	return ok && gc.DefaultGarbageCollectionPolicy(strategyContext(k, obj.GetNamespace(), "delete", "")) == rest.OrphanDependents
+}
+
+// fieldSelector converts a field selector's labels as kube-apiserver does
+// for a built-in kind (the field label conversion functions registered in
+// legacyscheme: an unsupported field is a 400 with their message). ok is
+// false for kinds legacyscheme does not know.
+func fieldSelector(k *Kind, sel fields.Selector) (fields.Selector, bool, error) {
+	if k.CRD || !legacyscheme.Scheme.Recognizes(k.GVK) {
+		return sel, false, nil
+	}
+	out, err := sel.Transform(func(f, v string) (string, string, error) {
+		return legacyscheme.Scheme.ConvertFieldLabel(k.GVK, f, v)
+	})
+	if err != nil {
+		return nil, true, apierrors.NewBadRequest(err.Error())
+	}
+	return out, true, nil
+}
+
+// selectableFields returns the fields a field selector matches obj on:
+// the registry's GetAttrs for a linked kind that has one, else the object
+// meta fields (generic.ObjectMetaFieldsSet).
+func (s *Server) selectableFields(k *Kind, obj *unstructured.Unstructured) (fields.Set, error) {
+	meta := fields.Set{"metadata.name": obj.GetName()}
+	if k.Namespaced {
+		meta["metadata.namespace"] = obj.GetNamespace()
+	}
+	st, ok := linkedStrategy(k)
+	if !ok || st.attrs == nil {
+		return meta, nil
+	}
+	in, err := s.toInternal(k, obj)
+	if err != nil {
+		return nil, err
+	}
+	_, f, err := st.attrs(in)
+	return f, err
 }

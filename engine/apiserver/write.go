@@ -313,7 +313,10 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 			}
 		}
 	}
-	if k.Generation && !s.ablate.Generation &&
+	// For a kind with a linked strategy, generation is the strategy's
+	// (PrepareForUpdate below); some strategies increment the request's
+	// generation, which rest.BeforeUpdate has set to the old one.
+	if _, linked := linkedStrategy(k); !linked && k.Generation && !s.ablate.Generation &&
 		(!apiequality.Semantic.DeepEqual(nonMetadata(obj, s.hasStatus(k)), nonMetadata(old, s.hasStatus(k))) ||
 			(k.GenerationAnnotations && !apiequality.Semantic.DeepEqual(obj.GetAnnotations(), old.GetAnnotations()))) {
 		obj.SetGeneration(old.GetGeneration() + 1)

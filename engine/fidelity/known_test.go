@@ -6,6 +6,9 @@ package fidelity
 // testdata/pinned/<case>.json (FIDELITY_UPDATE=1 rewrites the pins), so the
 // test fails if either the real server or the engine changes.
 var knownDifferences = map[string]string{
+	// apiserver/doc.go: "No admission webhooks or admission plugins except
+	// NamespaceLifecycle".
+	"pod/create-defaults-and-status": "engine: no ServiceAccount or Priority admission (spec.serviceAccountName and spec.priority stay unset)",
 	// apiserver/doc.go: "CRD validation beyond structural pruning and
 	// defaulting (OpenAPI value validation, CEL rules, ratcheting) is not run".
 	"widget/validation": "engine: no CRD OpenAPI value validation (wrong types, required list-map keys, duplicate list-map keys and set items accepted)",
