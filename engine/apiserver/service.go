@@ -35,7 +35,13 @@ import (
 //     changing or clearing clusterIP is refused by the linked validation
 //     ("field is immutable").
 //   - a LoadBalancer Service with externalTrafficPolicy Local gets a health
-//     check node port (allocHealthCheckNodePort).
+//     check node port (allocHealthCheckNodePort);
+//   - a dry run allocates cluster IPs as a real write would (without keeping
+//     them) and dummy node ports from 32769 up, as the dry-run port
+//     operation does;
+//   - an ExternalName Service reads without internalTrafficPolicy
+//     (defaultOnReadInternalTrafficPolicy: the storage drops it on read;
+//     the engine drops it before storing).
 // Dual-stack and the RequireDualStack/PreferDualStack policies beyond their
 // validation are not modelled. Fidelity: svc/*.
 
@@ -117,7 +123,7 @@ func needsHCNodePort(svc *api.Service) bool {
 
 // beginServiceWrite is the storage's beginCreate (old == nil) or
 // beginUpdate on the internal Service, before the strategy runs.
-func (s *Server) beginServiceWrite(svc, old *api.Service) error {
+func (s *Server) beginServiceWrite(svc, old *api.Service, dryRun bool) error {
 	if old != nil {
 		patchAllocatedValues(svc, old)
 	}
@@ -139,7 +145,7 @@ func (s *Server) beginServiceWrite(svc, old *api.Service) error {
 		}
 	}
 	if needsNodePort(svc) {
-		if err := allocateNodePorts(svc, usedPorts, old); err != nil {
+		if err := allocateNodePorts(svc, usedPorts, old, dryRun); err != nil {
 			return err
 		}
 	}
@@ -193,7 +199,7 @@ func allocateClusterIP(svc *api.Service, used map[string]bool) error {
 // allocateNodePorts gives every port without a node port one (a port
 // number shared by two entries, TCP and UDP, shares its node port, as
 // alloc.go's svcPortToNodePort), and checks requested ones.
-func allocateNodePorts(svc *api.Service, used map[int32]bool, old *api.Service) error {
+func allocateNodePorts(svc *api.Service, used map[int32]bool, old *api.Service, dryRun bool) error {
 	var kept []int32
 	if old != nil && needsNodePort(old) {
 		for _, p := range old.Spec.Ports {
@@ -222,6 +228,18 @@ func allocateNodePorts(svc *api.Service, used map[int32]bool, old *api.Service) 
 		}
 		if np, ok := byPort[p.Port]; ok {
 			p.NodePort = np
+			continue
+		}
+		if dryRun {
+			// The dry-run port operation hands out dummy ports above the
+			// range: one more than the highest it has seen, from 32768
+			// (portallocator.PortAllocationOperation.AllocateNext).
+			last := int32(nodePortBase + nodePortSize)
+			for _, q := range byPort {
+				last = max(last, q)
+			}
+			p.NodePort = last + 1
+			byPort[p.Port] = p.NodePort
 			continue
 		}
 		for np := int32(nodePortBase); np < int32(nodePortBase+nodePortSize); np++ {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -146,13 +147,17 @@ func (s *Server) fromInternal(k *Kind, obj runtime.Object) (*unstructured.Unstru
 		return nil, err
 	}
 	legacyscheme.Scheme.Default(v1)
+	if svc, ok := v1.(*corev1.Service); ok && svc.Spec.Type == corev1.ServiceTypeExternalName {
+		// The service storage's defaultOnReadInternalTrafficPolicy.
+		svc.Spec.InternalTrafficPolicy = nil
+	}
 	return s.untyped(k, v1)
 }
 
 // prepareCreate runs the kind's strategy as rest.BeforeCreate does:
 // PrepareForCreate, Validate (422 on errors), Canonicalize. It returns obj
 // unchanged for a kind without a linked strategy.
-func (s *Server) prepareCreate(k *Kind, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (s *Server) prepareCreate(k *Kind, obj *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
 	st, ok := linkedStrategy(k)
 	if !ok {
 		return obj, nil
@@ -162,7 +167,7 @@ func (s *Server) prepareCreate(k *Kind, obj *unstructured.Unstructured) (*unstru
 		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
 	}
 	if svc, ok := in.(*api.Service); ok {
-		if err := s.beginServiceWrite(svc, nil); err != nil {
+		if err := s.beginServiceWrite(svc, nil, dryRun); err != nil {
 			return nil, err
 		}
 	}
@@ -182,7 +187,7 @@ func (s *Server) prepareCreate(k *Kind, obj *unstructured.Unstructured) (*unstru
 // prepareUpdate runs the strategy of the subresource written as
 // rest.BeforeUpdate does: PrepareForUpdate, ValidateUpdate (422),
 // Canonicalize.
-func (s *Server) prepareUpdate(k *Kind, sub string, old, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (s *Server) prepareUpdate(k *Kind, sub string, old, obj *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
 	st, ok := linkedStrategy(k)
 	if !ok {
 		return obj, nil
@@ -205,7 +210,7 @@ func (s *Server) prepareUpdate(k *Kind, sub string, old, obj *unstructured.Unstr
 		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
 	}
 	if svc, ok := in.(*api.Service); ok && sub == "" {
-		if err := s.beginServiceWrite(svc, oldIn.(*api.Service)); err != nil {
+		if err := s.beginServiceWrite(svc, oldIn.(*api.Service), dryRun); err != nil {
 			return nil, err
 		}
 	}

@@ -136,7 +136,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 		}
 	}
 	// rest.BeforeCreate, after the field manager as in the real handler.
-	if obj, err = s.prepareCreate(k, obj); err != nil {
+	if obj, err = s.prepareCreate(k, obj, req.DryRun); err != nil {
 		return nil, err
 	}
 	if rvSet {
@@ -336,7 +336,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		}
 	}
 	// rest.BeforeUpdate, after the field manager as in the real handler.
-	if obj, err = s.prepareUpdate(k, sub, old, obj); err != nil {
+	if obj, err = s.prepareUpdate(k, sub, old, obj, req.DryRun); err != nil {
 		return nil, err
 	}
 	if semanticEqualIgnoringRV(obj, old) && !s.ablate.NoopWrites {

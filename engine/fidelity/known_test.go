@@ -8,6 +8,8 @@ package fidelity
 var knownDifferences = map[string]string{
 	// apiserver/doc.go: "No admission webhooks or admission plugins except
 	// NamespaceLifecycle".
+	// apiserver/doc.go: "Defaulting on read".
+	"job/update-without-defaults-noop": "engine: stores objects defaulted (the real storage defaults on read): the Job labels defaulted from the generated template labels are stored at create, so the first update carrying them is a no-op in the engine and a write in the real server",
 	"pod/create-defaults-and-status": "engine: no ServiceAccount or Priority admission (spec.serviceAccountName and spec.priority stay unset)",
 	// apiserver/doc.go: "CRD validation beyond structural pruning and
 	// defaulting (OpenAPI value validation, CEL rules, ratcheting) is not run".
