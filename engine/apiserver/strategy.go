@@ -154,8 +154,9 @@ func (s *Server) fromInternal(k *Kind, obj runtime.Object) (*unstructured.Unstru
 	return s.untyped(k, v1)
 }
 
-// prepareCreate runs the kind's strategy as rest.BeforeCreate does:
-// PrepareForCreate, Validate (422 on errors), Canonicalize. It returns obj
+// prepareCreate runs k8s.io/apiserver's rest.BeforeCreate with the kind's
+// strategy (PrepareForCreate, Validate, object-meta validation, 422 on
+// errors, Canonicalize). It returns obj
 // unchanged for a kind without a linked strategy.
 func (s *Server) prepareCreate(k *Kind, obj *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
 	st, ok := linkedStrategy(k)
@@ -172,11 +173,9 @@ func (s *Server) prepareCreate(k *Kind, obj *unstructured.Unstructured, dryRun b
 		}
 	}
 	ctx := strategyContext(k, obj.GetNamespace(), "create", "")
-	st.main.PrepareForCreate(ctx, in)
-	if errs := st.main.Validate(ctx, in); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(k.GVK.GroupKind(), obj.GetName(), errs)
+	if err := rest.BeforeCreate(st.main, ctx, in); err != nil {
+		return nil, err
 	}
-	st.main.Canonicalize(in)
 	out, err := s.fromInternal(k, in)
 	if err != nil {
 		return nil, err
@@ -184,9 +183,10 @@ func (s *Server) prepareCreate(k *Kind, obj *unstructured.Unstructured, dryRun b
 	return s.keepAblated(k, obj, out), nil
 }
 
-// prepareUpdate runs the strategy of the subresource written as
-// rest.BeforeUpdate does: PrepareForUpdate, ValidateUpdate (422),
-// Canonicalize.
+// prepareUpdate runs rest.BeforeUpdate with the strategy of the
+// subresource written (generation from the old object, PrepareForUpdate,
+// uid, creation and deletion timestamps and grace period kept from the old
+// object, common-field and ValidateUpdate validation, Canonicalize).
 func (s *Server) prepareUpdate(k *Kind, sub string, old, obj *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
 	st, ok := linkedStrategy(k)
 	if !ok {
@@ -215,11 +215,9 @@ func (s *Server) prepareUpdate(k *Kind, sub string, old, obj *unstructured.Unstr
 		}
 	}
 	ctx := strategyContext(k, obj.GetNamespace(), "update", sub)
-	strategy.PrepareForUpdate(ctx, in, oldIn)
-	if errs := strategy.ValidateUpdate(ctx, in, oldIn); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(k.GVK.GroupKind(), obj.GetName(), errs)
+	if err := rest.BeforeUpdate(strategy, ctx, in, oldIn); err != nil {
+		return nil, err
 	}
-	strategy.Canonicalize(in)
 	out, err := s.fromInternal(k, in)
 	if err != nil {
 		return nil, err

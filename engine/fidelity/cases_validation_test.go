@@ -216,7 +216,7 @@ var validationCases = []validationCase{
 			return p
 		}},
 	{name: "cm/dot-dot-key",
-		bad: func(ns string) client.Object { return cm(ns, "bad", map[string]string{"..": "x"}) },
+		bad:  func(ns string) client.Object { return cm(ns, "bad", map[string]string{"..": "x"}) },
 		good: func(ns string) client.Object { return cm(ns, "good", map[string]string{"a.b": "x"}) }},
 	{name: "eps/port-name-and-protocol",
 		bad: func(ns string) client.Object {

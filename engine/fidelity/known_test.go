@@ -10,7 +10,9 @@ var knownDifferences = map[string]string{
 	// NamespaceLifecycle".
 	// apiserver/doc.go: "Defaulting on read".
 	"job/update-without-defaults-noop": "engine: stores objects defaulted (the real storage defaults on read): the Job labels defaulted from the generated template labels are stored at create, so the first update carrying them is a no-op in the engine and a write in the real server",
-	"pod/create-defaults-and-status":   "engine: no ServiceAccount or Priority admission (spec.serviceAccountName and spec.priority stay unset)",
+	// apiserver/doc.go: "Graceful deletion periods (pods) are not modelled".
+	"pod/delete-scheduled-graceful":  "engine: no graceful deletion: a pod bound to a node is removed at once instead of staying terminating for its grace period",
+	"pod/create-defaults-and-status": "engine: no ServiceAccount or Priority admission (spec.serviceAccountName and spec.priority stay unset)",
 	// apiserver/doc.go: "CRD validation beyond structural pruning and
 	// defaulting (OpenAPI value validation, CEL rules, ratcheting) is not run".
 	"widget/validation": "engine: no CRD OpenAPI value validation (wrong types, required list-map keys, duplicate list-map keys and set items accepted)",
