@@ -116,8 +116,13 @@ func (s *Server) addBuiltins() error {
 		if b.gvk.Group == crdGVK.Group {
 			conv = crdConv
 		}
+		unconditional := true
+		if st, ok := linkedStrategies[b.gvk.GroupKind()]; ok {
+			// Leases refuse an update without a resourceVersion.
+			unconditional = st.main.AllowUnconditionalUpdate()
+		}
 		k := &Kind{GVK: b.gvk, Resource: b.resource, Namespaced: b.namespaced, Status: b.status,
-			Generation: b.generation, Unconditional: true,
+			Generation: b.generation, Unconditional: unconditional,
 			GenerationAnnotations: b.gvk.GroupKind() == schema.GroupKind{Group: "apps", Kind: "Deployment"}}
 		if err := s.addKind(k, conv); err != nil {
 			return err

@@ -42,7 +42,8 @@ var caseSemantics = func() map[string][]string {
 		"resourceVersionConflicts": {"cm/update-stale-rv", "cm/merge-patch-optimistic-lock", "cm/json-patch-rv-test",
 			"cm/ssa-stale-rv", "cm/delete-preconditions", "widget/status-update-stale", "widget/update-stale-rv",
 			"widget/optimistic-lock-patch", "deploy/status-update-stale", "deploy/update-stale-and-empty-rv",
-			"widget/update-empty-rv", "gadget/update-empty-rv-and-noop", "lease/create-update-validation"},
+			"widget/update-empty-rv", "gadget/update-empty-rv-and-noop", "lease/create-update-validation",
+			"lease/update-without-rv"},
 		"noopWrites": {"cm/update-noop", "cm/merge-patch-noop", "cm/ssa-noop", "widget/update-noop",
 			"gadget/update-empty-rv-and-noop",
 			// A body without the server's defaults (or allocated values) is
@@ -56,7 +57,8 @@ var caseSemantics = func() map[string][]string {
 			"widget/ssa-main-ignores-status", "widget/managed-fields-status-vs-main", "status/metadata-through-status",
 			"scaler/scale-noop-and-status", "widget/status-update-metadata-changes",
 			"sts/status-and-scale", "job/status-subresource", "pdb/status-subresource", "pod/status-subresource",
-			"svc/status-subresource"},
+			"svc/status-subresource", "status-validate/deploy", "status-validate/ds", "status-validate/rs",
+			"status-validate/sts", "status-validate/job", "status-validate/pdb"},
 	} {
 		for _, c := range cs {
 			m[c] = append(m[c], sem)
