@@ -57,9 +57,10 @@
 //     it (the v1 defaulting functions, SetObjectDefaults_*, and the
 //     conversion to the internal version and back); apply merges through a
 //     field manager with the same defaulter; then, after the field manager,
-//     the strategy runs as rest.BeforeCreate / rest.BeforeUpdate run it
-//     (PrepareForCreate / PrepareForUpdate, Validate / ValidateUpdate with
-//     the real validation, Canonicalize) on the internal object. So:
+//     k8s.io/apiserver's own rest.BeforeCreate / rest.BeforeUpdate run the
+//     strategy (PrepareForCreate / PrepareForUpdate, Validate /
+//     ValidateUpdate with the real validation, the generic metadata rules,
+//     Canonicalize) on the internal object. So:
 //     defaults (Deployment strategy, replicas null -> 1, Job selector and
 //     controller-uid labels, pod QoS and Pending status, ...), immutable
 //     fields (Job template, StatefulSet spec, selectors, Service
@@ -67,7 +68,8 @@
 //     objects (Recreate with a rollingUpdate, Secret keys per type, ...),
 //     generation as each strategy bumps it, status resets. Other rules of
 //     the generic store from the same code: AllowCreateOnUpdate (a PUT
-//     creates a missing Service), DefaultGarbageCollectionPolicy (a batch/v1
+//     creates a missing Service), AllowUnconditionalUpdate (a Lease update
+//     without a resourceVersion is 422), DefaultGarbageCollectionPolicy (a batch/v1
 //     Job deleted without a policy is orphaning), field selectors through
 //     legacyscheme's field label conversions and each registry's GetAttrs,
 //     create's error order (validation 422, then the storage's 500 for a
@@ -157,7 +159,8 @@
 //   - Graceful deletion periods (pods) are not modelled: an object without
 //     finalizers is removed at once (for a pod no node runs, as the real
 //     pod strategy decides too; a scheduled pod would stay Terminating for
-//     its grace period there).
+//     its grace period there; fidelity: pod/delete-scheduled-graceful,
+//     pinned).
 //   - Field selectors: the linked kinds' own fields (GetAttrs); others,
 //     and custom resources, metadata.name and metadata.namespace only.
 //   - Lists with resourceVersionMatch NotOlderThan, or a resourceVersion
