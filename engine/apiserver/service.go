@@ -310,7 +310,7 @@ func patchAllocatedValues(newSvc, oldSvc *api.Service) {
 		for i := range newSvc.Spec.Ports {
 			p := &newSvc.Spec.Ports[i]
 			if p.NodePort == 0 {
-				if v := np[p.Name]; !(oldUsed[v] && newUsed[v]) {
+				if v := np[p.Name]; !oldUsed[v] || !newUsed[v] {
 					p.NodePort = v
 				}
 			}
