@@ -63,6 +63,9 @@ func (s *Server) normalize(k *Kind, u *unstructured.Unstructured) (*unstructured
 		return nil, fmt.Errorf("decoding %s: %w", k.GVK.Kind, err)
 	}
 	decodeBuiltin(obj)
+	if obj, err = decodeLinked(k, obj); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", k.GVK.Kind, err)
+	}
 	return s.untyped(k, obj)
 }
 

@@ -65,6 +65,8 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 		policy = *opts.PropagationPolicy
 	} else if opts.OrphanDependents != nil && *opts.OrphanDependents { //nolint:staticcheck // deprecated, still honoured by kube-apiserver
 		policy = metav1.DeletePropagationOrphan
+	} else if opts.OrphanDependents == nil && defaultOrphans(k, old) { //nolint:staticcheck // deprecated, still honoured by kube-apiserver
+		policy = metav1.DeletePropagationOrphan
 	}
 	if k.GVK.GroupKind() == crdGVK.GroupKind() && obj.GetDeletionTimestamp() == nil {
 		// The CRD storage's Delete holds the CRD until its objects are gone.

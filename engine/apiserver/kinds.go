@@ -75,6 +75,7 @@ var builtinKinds = []struct {
 	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}, "daemonsets", true, true, true},
 	{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, "jobs", true, true, true},
 	{schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}, "leases", true, false, false},
+	{schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}, "endpointslices", true, false, true},
 	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "poddisruptionbudgets", true, true, true},
 	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}, "storageclasses", false, false, false},
 	{schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "customresourcedefinitions", false, true, true},
@@ -120,8 +121,13 @@ func (s *Server) addBuiltins() error {
 		if b.gvk.Group == crdGVK.Group {
 			conv = crdConv
 		}
+		unconditional := true
+		if st, ok := linkedStrategies[b.gvk.GroupKind()]; ok {
+			// Leases refuse an update without a resourceVersion.
+			unconditional = st.main.AllowUnconditionalUpdate()
+		}
 		k := &Kind{GVK: b.gvk, Resource: b.resource, Namespaced: b.namespaced, Status: b.status,
-			Generation: b.generation, Unconditional: true,
+			Generation: b.generation, Unconditional: unconditional,
 			GenerationAnnotations: b.gvk.GroupKind() == schema.GroupKind{Group: "apps", Kind: "Deployment"}}
 		if err := s.addKind(k, conv); err != nil {
 			return err
@@ -157,7 +163,11 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 		if k.CRD {
 			fm, err = managedfields.NewDefaultCRDFieldManager(conv, unstructuredConvertor{}, noDefaulter{}, unstructuredCreater{}, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
 		} else {
-			fm, err = managedfields.NewDefaultFieldManager(conv, s.scheme, noDefaulter{}, s.scheme, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
+			var def runtime.ObjectDefaulter = noDefaulter{}
+			if _, ok := linkedStrategy(k); ok {
+				def = builtinDefaulter{}
+			}
+			fm, err = managedfields.NewDefaultFieldManager(conv, s.scheme, def, s.scheme, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
 		}
 		if err != nil {
 			return fmt.Errorf("field manager for %s: %w", k.GVK, err)

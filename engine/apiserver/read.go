@@ -7,10 +7,15 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/storage"
 )
 
 // Get returns the object as of revision atRev (0: now), as GET does for a
@@ -41,6 +46,12 @@ type ListOptions struct {
 	// page is read at the revision of the first, and a token continues it.
 	Limit    int64
 	Continue string
+	// ResourceVersion and ResourceVersionMatch: a list at an exact
+	// resourceVersion (Match Exact) is served from the store's history as of
+	// that revision; otherwise a resourceVersion only says "not older than",
+	// which the current state always is.
+	ResourceVersion      string
+	ResourceVersionMatch metav1.ResourceVersionMatch
 }
 
 // ListResult is one page of a List.
@@ -79,6 +90,26 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 	if err != nil {
 		return nil, err
 	}
+	if lo.ResourceVersion != "" || lo.ResourceVersionMatch != "" {
+		// The handler validates the options (apimachinery's
+		// ValidateListOptions) and the storage parses the version.
+		ilo := &metainternalversion.ListOptions{ResourceVersion: lo.ResourceVersion, ResourceVersionMatch: lo.ResourceVersionMatch,
+			Limit: lo.Limit, Continue: lo.Continue}
+		if errs := metainternalversionvalidation.ValidateListOptions(ilo, false); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+		}
+		rv, err := strconv.ParseUint(lo.ResourceVersion, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v",
+				field.ErrorList{field.Invalid(field.NewPath("resourceVersion"), lo.ResourceVersion, err.Error())}.ToAggregate()))
+		}
+		if cur := uint64(s.store.Rev()); rv > cur {
+			return nil, storage.NewTooLargeResourceVersionError(rv, cur, 1)
+		}
+		if lo.ResourceVersionMatch == metav1.ResourceVersionMatchExact && atRev == 0 {
+			atRev = int64(rv)
+		}
+	}
 	start := ""
 	if lo.Continue != "" {
 		var tok continueToken
@@ -94,7 +125,14 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 	if !k.Namespaced {
 		ns = ""
 	}
+	converted := false
 	if lo.Fields != nil {
+		var err error
+		if lo.Fields, converted, err = fieldSelector(k, lo.Fields); err != nil {
+			return nil, err
+		}
+	}
+	if lo.Fields != nil && !converted {
 		for _, r := range lo.Fields.Requirements() {
 			if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
 				// The CR handler and the built-in registries word it differently.
@@ -105,16 +143,33 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 			}
 		}
 	}
+	// As the etcd3 store's GetList: keys are scanned in order from the
+	// continue point, matching objects are taken until the page is full, and
+	// the page has a continue token when any key (matching or not) is left
+	// unscanned after the last one taken.
 	var out []*unstructured.Unstructured
+	hasMore := false
+	inRange := 0
 	for _, obj := range s.store.List(k.GVK.GroupKind(), ns, atRev) {
+		if start != "" && obj.GetNamespace()+"/"+obj.GetName() <= start {
+			continue
+		}
+		if lo.Limit > 0 && int64(len(out)) >= lo.Limit {
+			hasMore = true
+			inRange++
+			continue
+		}
 		if lo.Labels != nil && !lo.Labels.Matches(labels.Set(obj.GetLabels())) {
 			continue
 		}
-		if lo.Fields != nil && !lo.Fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}) {
-			continue
-		}
-		if start != "" && obj.GetNamespace()+"/"+obj.GetName() <= start {
-			continue
+		if lo.Fields != nil && !lo.Fields.Empty() {
+			set, err := s.selectableFields(k, obj)
+			if err != nil {
+				return nil, err
+			}
+			if !lo.Fields.Matches(set) {
+				continue
+			}
 		}
 		out = append(out, obj)
 	}
@@ -123,14 +178,13 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 		rev = s.store.Rev()
 	}
 	res := &ListResult{Items: out, RV: strconv.FormatInt(rev, 10)}
-	if lo.Limit > 0 && int64(len(out)) > lo.Limit {
-		res.Items = out[:lo.Limit]
-		last := res.Items[len(res.Items)-1]
+	if hasMore {
+		last := out[len(out)-1]
 		raw, _ := json.Marshal(continueToken{Rev: rev, Start: last.GetNamespace() + "/" + last.GetName()})
 		res.Continue = base64.RawURLEncoding.EncodeToString(raw)
 		unfiltered := (lo.Labels == nil || lo.Labels.Empty()) && (lo.Fields == nil || lo.Fields.Empty())
 		if unfiltered {
-			n := int64(len(out)) - lo.Limit
+			n := int64(inRange)
 			res.Remaining = &n
 		}
 	}

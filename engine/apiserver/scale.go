@@ -1,16 +1,19 @@
 package apiserver
 
 import (
-	"bytes"
-
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"fmt"
 	"strings"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // scalePaths returns the spec replicas, status replicas and label selector
@@ -37,9 +40,6 @@ func scalePaths(k *Kind) (spec, status, selector []string, ok bool) {
 }
 
 // GetScale returns the autoscaling/v1 Scale of an object.
-//
-// Simplification: the scale write's managed fields are computed by
-// scaleOwnership, not through managedfields' ScaleHandler.
 func (s *Server) GetScale(req Request) (*unstructured.Unstructured, error) {
 	k, err := s.kindOf(req)
 	if err != nil {
@@ -82,7 +82,11 @@ func (s *Server) GetScale(req Request) (*unstructured.Unstructured, error) {
 }
 
 // UpdateScale sets spec replicas through the scale subresource; a
-// resourceVersion in the Scale is a precondition on the object.
+// resourceVersion in the Scale is a precondition on the object. Managed
+// fields go as in kube-apiserver's scale REST (scaleUpdatedObjectInfo):
+// apimachinery's managedfields.ScaleHandler turns the object's entries into
+// the Scale's, the autoscaling/v1 Scale field manager records the write, and
+// the handler turns the result back into the object's entries.
 func (s *Server) UpdateScale(req Request, scale *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	k, err := s.kindOf(req)
 	if err != nil {
@@ -99,30 +103,76 @@ func (s *Server) UpdateScale(req Request, scale *unstructured.Unstructured) (*un
 	if rv := scale.GetResourceVersion(); rv != "" && rv != old.GetResourceVersion() && !s.ablate.Conflicts {
 		return nil, errConflict(k, req.Name)
 	}
-	replicas, _, _ := unstructured.NestedInt64(scale.Object, "spec", "replicas")
-	obj := old.DeepCopy()
-	if err := unstructured.SetNestedField(obj.Object, replicas, specP...); err != nil {
+	oldScaleU, err := s.GetScale(req)
+	if err != nil {
+		return nil, err
+	}
+	oldScale, newScale := &autoscalingv1.Scale{}, &autoscalingv1.Scale{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(oldScaleU.Object, oldScale); err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(scale.Object, newScale); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	// Managed fields as the real scale handler records them: the manager's
-	// entry carries subresource "scale" and no time.
+	if newScale.Spec.Replicas < 0 {
+		// autoscaling validation's ValidateScale.
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: "autoscaling", Kind: "Scale"}, req.Name, field.ErrorList{
+			field.Invalid(field.NewPath("spec", "replicas"), newScale.Spec.Replicas, "must be greater than or equal to 0")})
+	}
+	var pe []any
+	for _, p := range specP {
+		pe = append(pe, p)
+	}
+	h := managedfields.NewScaleHandler(old.GetManagedFields(), k.GVK.GroupVersion(),
+		managedfields.ResourcePathMappings{k.GVK.GroupVersion().String(): fieldpath.MakePathOrDie(pe...)})
+	if oldScale.ManagedFields, err = h.ToSubresource(); err != nil {
+		return nil, err
+	}
+	fm, err := s.scaleFieldManager()
+	if err != nil {
+		return nil, err
+	}
 	manager := req.FieldManager
 	if manager == "" {
 		manager = "unknown"
 	}
-	tracked, err := s.trackUpdate(k, "", old, obj, manager)
+	outObj, err := fm.Update(oldScale, newScale, manager)
 	if err != nil {
 		return nil, err
 	}
-	mf, err := scaleOwnership(tracked.GetManagedFields(), manager, k.GVK.GroupVersion().String(), specP)
+	out, ok := outObj.(*autoscalingv1.Scale)
+	if !ok {
+		return nil, fmt.Errorf("scale field manager returned %T", outObj)
+	}
+	entries, err := h.ToParent(out.ManagedFields)
 	if err != nil {
 		return nil, err
 	}
-	tracked.SetManagedFields(mf)
-	if _, err := s.update(k, Request{GVK: req.GVK, Namespace: req.Namespace, Name: req.Name, FieldManager: req.FieldManager}, old, tracked, false, "update"); err != nil {
+	obj := old.DeepCopy()
+	if err := unstructured.SetNestedField(obj.Object, int64(newScale.Spec.Replicas), specP...); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	obj.SetManagedFields(entries)
+	if _, err := s.update(k, Request{GVK: req.GVK, Namespace: req.Namespace, Name: req.Name, FieldManager: req.FieldManager}, old, obj, false, "update"); err != nil {
 		return nil, err
 	}
 	return s.GetScale(req)
+}
+
+// scaleFieldManager is the field manager kube-apiserver's installer builds
+// for a scale subresource: autoscaling/v1 Scale, subresource "scale".
+func (s *Server) scaleFieldManager() (*managedfields.FieldManager, error) {
+	if s.scaleFM == nil {
+		gvk := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+		// client-go's schemas have no Scale; the deduced converter gives
+		// the same field sets for it (every field a scalar in a struct).
+		fm, err := managedfields.NewDefaultFieldManager(managedfields.NewDeducedTypeConverter(), s.scheme, noDefaulter{}, s.scheme, gvk, gvk.GroupVersion(), "scale", nil)
+		if err != nil {
+			return nil, fmt.Errorf("scale field manager: %w", err)
+		}
+		s.scaleFM = fm
+	}
+	return s.scaleFM, nil
 }
 
 // patchScale patches the Scale of an object (merge or JSON patch) and
@@ -137,56 +187,4 @@ func (s *Server) patchScale(k *Kind, req Request, pt types.PatchType, data []byt
 		return nil, err
 	}
 	return s.UpdateScale(req, out)
-}
-
-// scaleOwnership makes manager the owner of the replicas path, as the real
-// scale handler does even when the value does not change: the path leaves
-// every other entry (entries left empty are dropped) and the manager's entry
-// carries subresource "scale" and no time.
-func scaleOwnership(entries []metav1.ManagedFieldsEntry, manager, apiVersion string, replicasPath []string) ([]metav1.ManagedFieldsEntry, error) {
-	var pe []any
-	for _, p := range replicasPath {
-		pe = append(pe, p)
-	}
-	replicas := fieldpath.MakePathOrDie(pe...)
-	var out []metav1.ManagedFieldsEntry
-	owned := fieldpath.NewSet(replicas)
-	found := false
-	for _, e := range entries {
-		set := &fieldpath.Set{}
-		if e.FieldsV1 != nil {
-			if err := set.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil {
-				return nil, err
-			}
-		}
-		mine := e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationUpdate &&
-			(e.Subresource == "" || e.Subresource == "scale") && e.APIVersion == apiVersion
-		if mine && !found {
-			found = true
-			set = set.Union(owned)
-			e.Subresource = "scale"
-			e.Time = nil
-		} else {
-			set = set.Difference(owned)
-		}
-		if set.Empty() {
-			continue
-		}
-		raw, err := set.ToJSON()
-		if err != nil {
-			return nil, err
-		}
-		e.FieldsType = "FieldsV1"
-		e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
-		out = append(out, e)
-	}
-	if !found {
-		raw, err := owned.ToJSON()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate,
-			APIVersion: apiVersion, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}, Subresource: "scale"})
-	}
-	return out, nil
 }

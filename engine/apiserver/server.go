@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/ctrlbugs/corpus/engine/store"
 )
@@ -52,6 +53,7 @@ type Server struct {
 	store     *store.Store
 	kinds     map[schema.GroupKind]*Kind
 	mapper    *meta.DefaultRESTMapper
+	scaleFM   *managedfields.FieldManager
 	uidSeq    int
 	nameSeq   int
 	observers []func(Write)
@@ -155,6 +157,11 @@ func (s *Server) metaNow() metav1.Time { return metav1.NewTime(s.clock().Truncat
 func (s *Server) nextUID() types.UID {
 	s.uidSeq++
 	return types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", s.uidSeq))
+}
+
+// peekUID returns the uid the next created object gets, without using it.
+func (s *Server) peekUID() types.UID {
+	return types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", s.uidSeq+1))
 }
 
 // nameSuffix returns a deterministic 5-character suffix from the alphabet

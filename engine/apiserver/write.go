@@ -52,9 +52,14 @@ func rvOf(u *unstructured.Unstructured) string {
 // create runs the create path; track says whether managed fields still have
 // to be computed (false when Apply already did).
 func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, track bool) (*unstructured.Unstructured, error) {
-	if in.GetResourceVersion() != "" {
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500,
-			Message: "resourceVersion should not be set on objects to be created"}}
+	_, linked := linkedStrategy(k)
+	// A resourceVersion on a new object is refused by the storage (500),
+	// after the strategy's validation: for kinds with a linked strategy the
+	// check is made in that order below; the others keep the engine's
+	// earlier order (their validation is object-meta only).
+	rvSet := in.GetResourceVersion() != ""
+	if rvSet && !linked {
+		return nil, errRVOnCreate()
 	}
 	obj, err := s.normalize(k, in)
 	if err != nil {
@@ -78,20 +83,37 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 	} else {
 		obj.SetNamespace("")
 	}
+	generated := false
 	if obj.GetName() == "" {
 		if obj.GetGenerateName() == "" {
 			return nil, errInvalid(k, "", field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
 		}
 		obj.SetName(obj.GetGenerateName() + s.nameSuffix())
+		generated = true
 	}
 	if errs := validateMeta(k, obj); len(errs) > 0 {
 		return nil, errInvalid(k, obj.GetName(), errs...)
 	}
 	key := storeKey(k, obj.GetNamespace(), obj.GetName())
-	if _, ok := s.store.Get(key, 0); ok {
+	_, exists := s.store.Get(key, 0)
+	// A generated name that is taken is generated again, up to
+	// maxNameGenerationCreateAttempts (8) attempts in all, as the generic
+	// store's createWithGenerateNameRetry does.
+	for attempt := 1; exists && generated && attempt < 8; attempt++ {
+		obj.SetName(obj.GetGenerateName() + s.nameSuffix())
+		key = storeKey(k, obj.GetNamespace(), obj.GetName())
+		_, exists = s.store.Get(key, 0)
+	}
+	if exists && !linked {
 		return nil, errAlreadyExists(k, obj.GetName())
 	}
-	obj.SetUID(s.nextUID())
+	if !exists && !rvSet {
+		obj.SetUID(s.nextUID())
+	} else {
+		// The create will fail after validation: the strategy sees a uid,
+		// but none is used up.
+		obj.SetUID(s.peekUID())
+	}
 	obj.SetCreationTimestamp(s.metaNow())
 	obj.SetDeletionTimestamp(nil)
 	obj.SetDeletionGracePeriodSeconds(nil)
@@ -113,13 +135,21 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 			return nil, err
 		}
 	}
+	// rest.BeforeCreate, after the field manager as in the real handler.
+	if obj, err = s.prepareCreate(k, obj, req.DryRun); err != nil {
+		return nil, err
+	}
+	if rvSet {
+		return nil, errRVOnCreate()
+	}
+	if exists {
+		return nil, errAlreadyExists(k, obj.GetName())
+	}
 	if isNamespace(k) {
 		// rest.BeforeCreate runs after the field manager.
 		prepareNamespaceForCreate(obj)
 	}
-	if isPod(k) && !s.ablate.StatusSubresource {
-		preparePodForCreate(obj)
-	}
+
 	if req.DryRun {
 		return obj, nil
 	}
@@ -169,7 +199,13 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 	key := storeKey(k, req.Namespace, req.Name)
 	old, ok := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
-	if !ok {
+	if !ok && req.Subresource == "" && allowCreateOnUpdate(k) {
+		// The strategy allows PUT to create (Service, ...): the generic
+		// store's GuaranteedUpdate creates through rest.BeforeCreate.
+		in := obj.DeepCopy()
+		in.SetResourceVersion("")
+		out, err = s.create(k, req, in, true)
+	} else if !ok {
 		err = errNotFound(k, req.Name)
 	} else {
 		out, err = s.update(k, req, old, obj, true, "update")
@@ -269,9 +305,6 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	if errs := validateMeta(k, obj); len(errs) > 0 {
 		return nil, errInvalid(k, old.GetName(), errs...)
 	}
-	if errs := validateImmutableData(old, obj); len(errs) > 0 {
-		return nil, errInvalid(k, old.GetName(), errs...)
-	}
 	if old.GetDeletionTimestamp() != nil {
 		for _, f := range obj.GetFinalizers() {
 			if !slices.Contains(old.GetFinalizers(), f) {
@@ -280,7 +313,10 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 			}
 		}
 	}
-	if k.Generation && !s.ablate.Generation &&
+	// For a kind with a linked strategy, generation is the strategy's
+	// (PrepareForUpdate below); some strategies increment the request's
+	// generation, which rest.BeforeUpdate has set to the old one.
+	if _, linked := linkedStrategy(k); !linked && k.Generation && !s.ablate.Generation &&
 		(!apiequality.Semantic.DeepEqual(nonMetadata(obj, s.hasStatus(k)), nonMetadata(old, s.hasStatus(k))) ||
 			(k.GenerationAnnotations && !apiequality.Semantic.DeepEqual(obj.GetAnnotations(), old.GetAnnotations()))) {
 		obj.SetGeneration(old.GetGeneration() + 1)
@@ -299,6 +335,10 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 			return nil, err
 		}
 	}
+	// rest.BeforeUpdate, after the field manager as in the real handler.
+	if obj, err = s.prepareUpdate(k, sub, old, obj, req.DryRun); err != nil {
+		return nil, err
+	}
 	if semanticEqualIgnoringRV(obj, old) && !s.ablate.NoopWrites {
 		return old, nil
 	}
@@ -315,32 +355,6 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		return s.store.Delete(key, obj, oldRev)
 	}
 	return s.store.Put(key, obj, oldRev)
-}
-
-// validateImmutableData enforces ConfigMap and Secret immutability: once
-// immutable is true, data, binaryData and immutable itself cannot change;
-// a Secret's type never changes (core validation's ValidateConfigMapUpdate /
-// ValidateSecretUpdate).
-func validateImmutableData(old, obj *unstructured.Unstructured) field.ErrorList {
-	switch old.GroupVersionKind().GroupKind() {
-	case schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Kind: "Secret"}:
-	default:
-		return nil
-	}
-	var errs field.ErrorList
-	if old.GetKind() == "Secret" {
-		// ValidateSecretUpdate: the type never changes.
-		errs = append(errs, apivalidation.ValidateImmutableField(obj.Object["type"], old.Object["type"], field.NewPath("type"))...)
-	}
-	if imm, _, _ := unstructured.NestedBool(old.Object, "immutable"); !imm {
-		return errs
-	}
-	for _, f := range []string{"data", "binaryData", "immutable"} {
-		if !apiequality.Semantic.DeepEqual(old.Object[f], obj.Object[f]) {
-			errs = append(errs, field.Forbidden(field.NewPath(f), "field is immutable when `immutable` is set"))
-		}
-	}
-	return errs
 }
 
 // standardFinalizers are the finalizer names core validation accepts without
@@ -392,4 +406,9 @@ func dedupOwnerReferences(obj *unstructured.Unstructured) bool {
 		obj.SetOwnerReferences(out)
 	}
 	return dup
+}
+
+func errRVOnCreate() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500,
+		Message: "resourceVersion should not be set on objects to be created"}}
 }

@@ -200,6 +200,9 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 		}
 		if !cached {
 			sel.Limit, sel.Continue = lo.Limit, lo.Continue
+			if lo.Raw != nil {
+				sel.ResourceVersion, sel.ResourceVersionMatch = lo.Raw.ResourceVersion, lo.Raw.ResourceVersionMatch
+			}
 		}
 		page, err := c.env.Server.ListPage(gvk, lo.Namespace, sel, op.ViewRev)
 		if err != nil {

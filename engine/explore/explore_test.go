@@ -41,7 +41,10 @@ func find(st explore.State, kind, name string) *unstructured.Unstructured {
 
 func deployment(name, secret string) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{sample.SecretAnnotation: secret}},
-		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}}
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
+			// A template that passes the linked Deployment validation.
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "example.invalid/main:1"}}}}}}
 }
 
 func mirrorConfig(t *testing.T, mirrors *[]*sample.Mirror) *explore.Config {

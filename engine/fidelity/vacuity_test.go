@@ -34,17 +34,31 @@ var caseSemantics = func() map[string][]string {
 	m := map[string][]string{}
 	for sem, cs := range map[string][]string{
 		"generation": {"widget/generation", "deploy/generation", "gadget/finalizer-generation",
-			"widget/labels-only-patch-generation", "deploy/finalizer-delete-generation"},
+			"widget/labels-only-patch-generation", "deploy/finalizer-delete-generation",
+			// Built-in strategies (linked): which writes bump generation.
+			"deploy/replicas-null-reset", "deploy/more-validation", "deploy/apply-env-list-map", "sts/immutable-fields",
+			"ds/create-defaults-and-immutable-selector", "rs/scale-subresource", "job/template-immutable",
+			"pdb/create-validation-and-generation", "eps/create-and-validation", "pod/spec-immutable"},
 		"resourceVersionConflicts": {"cm/update-stale-rv", "cm/merge-patch-optimistic-lock", "cm/json-patch-rv-test",
 			"cm/ssa-stale-rv", "cm/delete-preconditions", "widget/status-update-stale", "widget/update-stale-rv",
 			"widget/optimistic-lock-patch", "deploy/status-update-stale", "deploy/update-stale-and-empty-rv",
-			"widget/update-empty-rv", "gadget/update-empty-rv-and-noop"},
+			"widget/update-empty-rv", "gadget/update-empty-rv-and-noop", "lease/create-update-validation",
+			"lease/update-without-rv"},
 		"noopWrites": {"cm/update-noop", "cm/merge-patch-noop", "cm/ssa-noop", "widget/update-noop",
-			"gadget/update-empty-rv-and-noop"},
+			"gadget/update-empty-rv-and-noop",
+			// A body without the server's defaults (or allocated values) is
+			// a no-op once decoded and defaulted.
+			"deploy/update-without-defaults-noop", "sts/update-without-defaults-noop", "ds/update-without-defaults-noop",
+			"rs/update-without-defaults-noop", "job/update-without-defaults-noop", "svc/update-without-defaults-noop",
+			"pdb/update-without-defaults-noop", "eps/update-without-defaults-noop", "pod/update-without-defaults-noop",
+			"svc/update-without-clusterip-keeps-it"},
 		"statusSubresource": {"widget/status-subresource", "widget/create-defaults-drops-status", "deploy/status-update",
 			"deploy/status-patch", "deploy/main-update-ignores-status", "deploy/create-drops-status",
 			"widget/ssa-main-ignores-status", "widget/managed-fields-status-vs-main", "status/metadata-through-status",
-			"scaler/scale-noop-and-status", "widget/status-update-metadata-changes"},
+			"scaler/scale-noop-and-status", "widget/status-update-metadata-changes",
+			"sts/status-and-scale", "job/status-subresource", "pdb/status-subresource", "pod/status-subresource",
+			"svc/status-subresource", "status-validate/deploy", "status-validate/ds", "status-validate/rs",
+			"status-validate/sts", "status-validate/job", "status-validate/pdb"},
 	} {
 		for _, c := range cs {
 			m[c] = append(m[c], sem)
