@@ -47,7 +47,8 @@ type Kind struct {
 
 	structural   *structuralschema.Structural
 	preserve     bool
-	fieldManager map[string]*managedfields.FieldManager // by subresource
+	crd          *apiextensionsv1.CustomResourceDefinition // the CRD serving it (CRD kinds)
+	fieldManager map[string]*managedfields.FieldManager    // by subresource
 }
 
 // builtinKinds is the engine's table of built-in kinds, from each kind's
@@ -209,7 +210,7 @@ func (s *Server) InstallCRD(crd *apiextensionsv1.CustomResourceDefinition) error
 	}
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: ver.Name, Kind: crd.Spec.Names.Kind}
 	k := &Kind{GVK: gvk, Resource: crd.Spec.Names.Plural, Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
-		Generation: true, CRD: true, preserve: crd.Spec.PreserveUnknownFields}
+		Generation: true, CRD: true, preserve: crd.Spec.PreserveUnknownFields, crd: crd.DeepCopy()}
 	if ver.Subresources != nil {
 		k.Status = ver.Subresources.Status != nil
 		k.Scale = ver.Subresources.Scale

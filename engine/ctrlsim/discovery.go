@@ -15,7 +15,9 @@ import (
 
 // aggregated is an aggregated discovery response: RoundTrip sends it with
 // the apidiscovery.k8s.io/v2 content type client-go looks for.
-type aggregated struct{ list *apidiscoveryv2.APIGroupDiscoveryList }
+type aggregated struct {
+	list *apidiscoveryv2.APIGroupDiscoveryList
+}
 
 // notFoundPage is kube-apiserver's answer to a path nothing serves (an
 // unserved group version among them): a plain-text 404, not a Status.

@@ -40,7 +40,8 @@ import (
 // on main resources and on status and scale; PartialObjectMetadata(List)
 // responses when asked for; watch (see watch); discovery, aggregated
 // (apidiscovery.k8s.io/v2) when the client accepts it and legacy (/api,
-// /apis, each group version's resource list) otherwise, and /version.
+// /apis, each group version's resource list) otherwise, /version, and
+// OpenAPI v3 (openapi.go).
 // Protobuf request bodies are decoded with the scheme's protobuf
 // serializer; responses are JSON.
 type restTransport struct {
@@ -104,6 +105,9 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		return errStatus(apierrors.NewBadRequest(err.Error()))
 	}
 	if !ri.IsResourceRequest {
+		if p := strings.Trim(req.URL.Path, "/"); p == openAPIV3Prefix || strings.HasPrefix(p, openAPIV3Prefix+"/") {
+			return t.openAPI(req.URL.Path)
+		}
 		return t.discovery(req.URL.Path, req.Header.Get("Accept"))
 	}
 	srv := t.c.env.Server

@@ -44,7 +44,21 @@ func newWatcher(gk schema.GroupKind, ns string, ls labels.Selector, fs fields.Se
 	w := &watcher{gk: gk, ns: ns, labels: ls, fields: fs, metadata: metadata, from: from, pw: pw}
 	w.cond = sync.NewCond(&w.mu)
 	go w.run()
-	return w, pr
+	return w, watchBody{PipeReader: pr, w: w}
+}
+
+// watchBody is the stream's response body: the client closing it (its
+// reflector stopping) also ends the writer goroutine, which may be waiting
+// for frames rather than blocked in a write that would notice.
+type watchBody struct {
+	*io.PipeReader
+	w *watcher
+}
+
+// Close implements io.Closer.
+func (b watchBody) Close() error {
+	b.w.close()
+	return b.PipeReader.Close()
 }
 
 // run writes queued frames until the watcher is closed or the client goes.
