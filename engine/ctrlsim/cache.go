@@ -443,7 +443,61 @@ func (i *Informer) ReplayInitial() error {
 	return nil
 }
 
-// AddEventHandlerWithResyncPeriod implements cache.Informer (resync is not modelled).
+// Resync delivers every object the informer's view holds to each handler
+// that has had its initial list, as an update of itself (OnUpdate(obj,
+// obj)), as a shared informer's resync does. Call it without the Env lock
+// (handlers may call clients); objs is the view, read under the lock.
+func (i *Informer) resync(objs []*unstructured.Unstructured) error {
+	for _, u := range objs {
+		obj, err := i.convert(u)
+		if err != nil {
+			return err
+		}
+		for _, r := range i.handlers {
+			if r.removed || !r.replayed {
+				continue
+			}
+			r.h.OnUpdate(obj, obj)
+		}
+	}
+	return nil
+}
+
+// Resync resyncs every informer of the cache at its view's position: what
+// controller-runtime's informers do every SyncPeriod. Call it with the Env
+// lock held; handlers run without it. It returns how many objects were
+// delivered again.
+func (c *Cache) Resync() (int, error) {
+	type batch struct {
+		inf  *Informer
+		objs []*unstructured.Unstructured
+	}
+	var batches []batch
+	n := 0
+	srv := c.client.env.Server
+	for _, inf := range c.Informers() {
+		k, ok := srv.KindFor(inf.GVK.GroupKind())
+		if _, listed := c.pos[inf.GVK.GroupKind()]; !ok || !listed {
+			continue
+		}
+		objs := srv.Store().List(k.GVK.GroupKind(), "", inf.Pos())
+		n += len(objs)
+		batches = append(batches, batch{inf, objs})
+	}
+	env := c.client.env
+	env.Unlock()
+	defer env.Lock()
+	var errs []error
+	for _, b := range batches {
+		if err := b.inf.resync(b.objs); err != nil {
+			errs = append(errs, fmt.Errorf("resyncing %s: %w", b.inf.GVK, err))
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// AddEventHandlerWithResyncPeriod implements cache.Informer: the handler
+// resyncs with the cache's period (a handler's own period is not modelled).
 func (i *Informer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, _ time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
 	return i.AddEventHandler(h)
 }

@@ -33,7 +33,11 @@
 //   - Unstructured objects bypass the cache unless the manager was told to
 //     cache them (controller-runtime's default); so do the kinds listed in
 //     ManagerOptions.Uncached.
-//   - Resync periods are not modelled: informers deliver events only.
+//   - Resync: every ManagerOptions.SyncPeriod (controller-runtime's default
+//     10 h) all informers of a process deliver every object of their view
+//     again as an update of itself, together (controller-runtime jitters
+//     each informer's period by a factor of 0.9-1.0; the engine does not);
+//     a handler's own resync period is not modelled.
 //   - Webhooks, metrics and health endpoints are accepted and ignored;
 //     leader election is always won.
 package ctrlsim

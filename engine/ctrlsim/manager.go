@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,7 +39,15 @@ type ManagerOptions struct {
 	CacheUnstructured bool
 	// Logger for upstream code; defaults to logr.Discard().
 	Logger logr.Logger
+	// SyncPeriod is how often the cache's informers resync (every object
+	// they hold delivered again to their handlers as an update of itself),
+	// what an upstream main passes as cache.Options.SyncPeriod; 0 means
+	// controller-runtime's default, DefaultSyncPeriod.
+	SyncPeriod time.Duration
 }
+
+// DefaultSyncPeriod is controller-runtime's default cache.Options.SyncPeriod.
+const DefaultSyncPeriod = 10 * time.Hour
 
 // Manager is a manager.Manager for exactly one controller identity. Upstream
 // SetupWithManager runs against it unchanged; the controllers it builds are
@@ -51,6 +60,8 @@ type Manager struct {
 	apiReader *Client
 	cache     *Cache
 	logger    logr.Logger
+	// syncPeriod: see ManagerOptions.SyncPeriod.
+	syncPeriod time.Duration
 	// mu guards captured and other: upstream may add and remove
 	// controllers from goroutines of its own.
 	mu       sync.Mutex
@@ -67,7 +78,10 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 	if hooks == nil {
 		hooks = NopHooks{}
 	}
-	m := &Manager{env: env, name: name, hooks: hooks, logger: opts.Logger, elected: make(chan struct{})}
+	m := &Manager{env: env, name: name, hooks: hooks, logger: opts.Logger, elected: make(chan struct{}), syncPeriod: opts.SyncPeriod}
+	if m.syncPeriod <= 0 {
+		m.syncPeriod = DefaultSyncPeriod
+	}
 	if m.logger.GetSink() == nil {
 		m.logger = logr.Discard()
 	}
@@ -89,6 +103,9 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 
 // Name is the controller identity (also the default field manager).
 func (m *Manager) Name() string { return m.name }
+
+// SyncPeriod is how often the cache's informers resync (Cache.Resync).
+func (m *Manager) SyncPeriod() time.Duration { return m.syncPeriod }
 
 // Cache returns the recording cache.
 func (m *Manager) Cache() *Cache { return m.cache }

@@ -93,7 +93,11 @@
 // cache for a kind shows a subsequence of the kind's states, in order, and
 // never goes back. Reads are evaluated when they happen, so a controller that
 // sleeps inside Reconcile sees its view move as virtual time passes.
-// Resync periods are not modelled. Determinism is promised for the engine's
+// Informers resync every process's SyncPeriod (ctrlsim.ManagerOptions;
+// controller-runtime's default 10 h): all of a process's informers deliver
+// every object of their views again, noted in the trace; a resync wakes a
+// run only before its horizon, so a run with nothing else left is still
+// quiescent. Determinism is promised for the engine's
 // own choices; where upstream code is itself nondeterministic (map order,
 // goroutines racing inside Reconcile) a run-twice comparison names the
 // first step that differs instead of hiding it.

@@ -109,6 +109,7 @@ func (w *world) loop() error {
 		w.applyActions()
 		w.adoptAll()
 		w.syncAll()
+		w.resyncDue()
 		// Upstream's goroutines act on what just happened (runnables
 		// started, watch events released) before the engine goes on.
 		w.settle()
@@ -123,6 +124,12 @@ func (w *world) loop() error {
 		run := w.runnable()
 		if len(run) == 0 {
 			wake, ok := w.nextWake()
+			// A resync wakes the run only before the horizon: a run with
+			// nothing else left is quiescent, as before (what resyncs
+			// after it would do is not simulated).
+			if rs, rok := w.nextResync(); rok && rs.Sub(w.start) <= horizon && (!ok || rs.Before(wake)) {
+				wake, ok = rs, true
+			}
 			if w.goroutines {
 				// Upstream's own goroutines may act at any time: the run
 				// is never quiescent, and the loop sleeps until its next
@@ -304,6 +311,44 @@ func (w *world) nextWake() (time.Time, bool) {
 			if w.behind(p, gk) {
 				consider(time.Now())
 			}
+		}
+	}
+	return best, found
+}
+
+// resyncDue resyncs the informers of each process whose sync period came
+// round (ctrlsim.Cache.Resync): every object of their views is delivered
+// again to upstream's handlers, which may queue requests.
+func (w *world) resyncDue() {
+	now := time.Now()
+	for _, p := range w.procs {
+		if p.crashed || p.mgr == nil || now.Before(p.nextResync) {
+			continue
+		}
+		period := p.mgr.SyncPeriod()
+		for !now.Before(p.nextResync) {
+			p.nextResync = p.nextResync.Add(period)
+		}
+		w.env.Lock()
+		n, err := p.mgr.Cache().Resync()
+		w.env.Unlock()
+		w.note(fmt.Sprintf("resync: %s's informers delivered their %d objects again (sync period %s)", p.spec.Name, n, period))
+		if err != nil {
+			w.note(fmt.Sprintf("%s: resync failed: %v", p.spec.Name, err))
+		}
+	}
+}
+
+// nextResync returns the earliest instant a process's informers resync.
+func (w *world) nextResync() (time.Time, bool) {
+	var best time.Time
+	found := false
+	for _, p := range w.procs {
+		if p.mgr == nil || p.crashed {
+			continue
+		}
+		if !found || p.nextResync.Before(best) {
+			best, found = p.nextResync, true
 		}
 	}
 	return best, found

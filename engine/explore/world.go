@@ -40,6 +40,9 @@ type proc struct {
 	crashed   bool
 	crashedBy string
 	crashes   int
+	// nextResync is when its informers resync next (its manager's
+	// SyncPeriod after its start, then every period).
+	nextResync time.Time
 	// gen counts the process's starts: a flight from an earlier generation
 	// belongs to a process that no longer exists.
 	gen int
@@ -252,6 +255,7 @@ func (w *world) startProcess(p *proc) error {
 		return err
 	}
 	p.mgr = mgr
+	p.nextResync = time.Now().Add(mgr.SyncPeriod())
 	if err := p.spec.Setup(p.ctx, mgr); err != nil {
 		return fmt.Errorf("controller %s: setup: %w", p.spec.Name, err)
 	}

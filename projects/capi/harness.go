@@ -144,10 +144,13 @@ func Project() (*ctrlbugs.Project, error) {
 				Setup: Setup,
 				// setup.ManagerClientOptions (core/setup/setup.go:74-87): the
 				// manager's client reads ConfigMaps and Secrets live and
-				// caches unstructured objects.
+				// caches unstructured objects; setup.ManagerCacheOptions
+				// (core/main.go:386) passes --sync-period, 10m by default
+				// (core/main.go:246).
 				Manager: ctrlsim.ManagerOptions{
 					Uncached:          []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}},
 					CacheUnstructured: true,
+					SyncPeriod:        10 * time.Minute,
 				},
 			},
 			{Name: ProcessInfra, Setup: SetupInfraStub, Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}},
