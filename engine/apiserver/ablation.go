@@ -3,6 +3,8 @@ package apiserver
 import (
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Ablation is one kube-apiserver semantic a run can switch off on purpose,
@@ -20,6 +22,7 @@ var AblationTable = []Ablation{
 	{"resourceVersionConflicts", "stale resourceVersions are accepted: no 409 on update or optimistic-lock patch", func(a *Ablations) *bool { return &a.Conflicts }},
 	{"noopWrites", "a write that changes nothing still bumps resourceVersion and sends a watch event", func(a *Ablations) *bool { return &a.NoopWrites }},
 	{"statusSubresource", "every kind is treated as having no status subresource", func(a *Ablations) *bool { return &a.StatusSubresource }},
+	{"applyReplaces", "server-side apply to an existing object replaces it with the apply configuration: fields the configuration does not name are dropped (apply simulated by update)", func(a *Ablations) *bool { return &a.ApplyReplaces }},
 }
 
 // AblationNames lists the table's names.
@@ -51,4 +54,28 @@ func (a *Ablations) Set(name string) error {
 		}
 	}
 	return fmt.Errorf("unknown ablation %q; known ablations are %s", name, strings.Join(AblationNames(), ", "))
+}
+
+// applyByReplace is server-side apply under the applyReplaces ablation: the
+// existing object is replaced by the apply configuration, as an update
+// carrying only what the configuration names would replace it. The server
+// keeps what an update keeps (identity, creation metadata, the status of a
+// kind whose main resource ignores it); every other field the configuration
+// does not name is gone. A resourceVersion in the configuration is still a
+// precondition.
+func (s *Server) applyByReplace(k *Kind, req Request, old, applied *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out := applied.DeepCopy()
+	out.SetName(old.GetName())
+	out.SetNamespace(old.GetNamespace())
+	out.SetUID(old.GetUID())
+	out.SetCreationTimestamp(old.GetCreationTimestamp())
+	out.SetGeneration(old.GetGeneration())
+	out.SetManagedFields(old.GetManagedFields())
+	if applied.GetResourceVersion() == "" {
+		out.SetResourceVersion(old.GetResourceVersion())
+	}
+	if st, ok := old.Object["status"]; ok && req.Subresource == "" && k.Status {
+		out.Object["status"] = st
+	}
+	return s.update(k, req, old, out, false, "apply")
 }

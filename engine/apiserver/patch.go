@@ -128,6 +128,9 @@ func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, dat
 	if fm == nil {
 		return nil, errNotFound(k, req.Name)
 	}
+	if s.ablate.ApplyReplaces && old != nil {
+		return s.applyByReplace(k, req, old, applied)
+	}
 	live := old
 	if live == nil {
 		if req.Subresource != "" {

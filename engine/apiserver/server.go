@@ -31,6 +31,10 @@ type Ablations struct {
 	NoopWrites bool
 	// StatusSubresource: treat every kind as having no status subresource.
 	StatusSubresource bool
+	// ApplyReplaces: a server-side apply to an existing object replaces it
+	// with the apply configuration (fields it does not name are dropped), as
+	// a simulator that applies by update does; no merge, no field ownership.
+	ApplyReplaces bool
 }
 
 // Options configure a Server.
