@@ -22,6 +22,7 @@ var AblationTable = []Ablation{
 	{"resourceVersionConflicts", "stale resourceVersions are accepted: no 409 on update or optimistic-lock patch", func(a *Ablations) *bool { return &a.Conflicts }},
 	{"noopWrites", "a write that changes nothing still bumps resourceVersion and sends a watch event", func(a *Ablations) *bool { return &a.NoopWrites }},
 	{"statusSubresource", "every kind is treated as having no status subresource", func(a *Ablations) *bool { return &a.StatusSubresource }},
+	{"finalizers", "a delete removes the object at once, ignoring its finalizers: no deletionTimestamp phase in which controllers clean up", func(a *Ablations) *bool { return &a.Finalizers }},
 	{"applyReplaces", "server-side apply to an existing object replaces it with the apply configuration: fields the configuration does not name are dropped (apply simulated by update)", func(a *Ablations) *bool { return &a.ApplyReplaces }},
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +41,36 @@ func TestApplyReplacesAblation(t *testing.T) {
 			}
 			if got.UID != cm.UID || got.CreationTimestamp != cm.CreationTimestamp {
 				t.Errorf("identity changed: %v %v", got.UID, got.CreationTimestamp)
+			}
+		})
+	}
+}
+
+// TestFinalizersAblation: deleting a ConfigMap held by a finalizer marks it
+// deleting on a faithful server; with the finalizers ablation it is gone at
+// once.
+func TestFinalizersAblation(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ab       apiserver.Ablations
+		wantGone bool
+	}{
+		{"faithful", apiserver.Ablations{}, false},
+		{"finalizers", apiserver.Ablations{Finalizers: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, c := newServer(t, tc.ab)
+			ctx := t.Context()
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a", Finalizers: []string{"example.org/hold"}}}
+			must(t, c.Create(ctx, cm))
+			must(t, c.Delete(ctx, cm))
+			got := &corev1.ConfigMap{}
+			err := c.Get(ctx, client.ObjectKeyFromObject(cm), got)
+			if gone := apierrors.IsNotFound(err); gone != tc.wantGone {
+				t.Fatalf("gone=%v (err %v, deletionTimestamp %v), want gone=%v", gone, err, got.DeletionTimestamp, tc.wantGone)
+			}
+			if !tc.wantGone && got.DeletionTimestamp == nil {
+				t.Errorf("held object has no deletionTimestamp")
 			}
 		})
 	}

@@ -89,6 +89,9 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 	}
 	key := storeKey(k, old.GetNamespace(), old.GetName())
 	rev := s.store.CurrentRev(key)
+	if s.ablate.Finalizers {
+		finalizers = nil
+	}
 	if len(finalizers) == 0 {
 		if req.DryRun {
 			return obj, nil

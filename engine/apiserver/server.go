@@ -35,6 +35,9 @@ type Ablations struct {
 	// with the apply configuration (fields it does not name are dropped), as
 	// a simulator that applies by update does; no merge, no field ownership.
 	ApplyReplaces bool
+	// Finalizers: a delete removes the object at once, ignoring its
+	// finalizers (no deletionTimestamp phase).
+	Finalizers bool
 }
 
 // Options configure a Server.

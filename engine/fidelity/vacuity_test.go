@@ -59,6 +59,8 @@ var caseSemantics = func() map[string][]string {
 			"sts/status-and-scale", "job/status-subresource", "pdb/status-subresource", "pod/status-subresource",
 			"svc/status-subresource", "status-validate/deploy", "status-validate/ds", "status-validate/rs",
 			"status-validate/sts", "status-validate/job", "status-validate/pdb"},
+		"finalizers":    {"cm/finalizer-delete-lifecycle", "cm/finalizer-removed-by-patch", "gadget/finalizer-generation"},
+		"applyReplaces": {"cm/ssa-conflict", "cm/ssa-shared-ownership"},
 	} {
 		for _, c := range cs {
 			m[c] = append(m[c], sem)
