@@ -162,3 +162,48 @@ func TestRejudge(t *testing.T) {
 		}
 	})
 }
+
+// TestDropActions: a control run can drop a scenario's named action (the
+// external event a finding needs); the oracle the action decides then gives
+// the other answer, and naming an action the scenario lacks is an error
+// naming the file and the actions it has.
+func TestDropActions(t *testing.T) {
+	const action = `"actions": [{"name": "reset", "at": {"time": "30s"}, "op": "patch", "patchType": "merge",
+	  "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}},
+	  "patch": {"data": {"count": "100"}}}],`
+	cases := []struct {
+		name      string
+		drop      []string
+		wantFails bool
+		wantErr   string
+	}{
+		{"with the action", nil, true, ""},
+		{"action dropped", []string{"reset"}, false, ""},
+		{"unknown action", []string{"nope"}, false, `counter.json: actions: no action named "nope" to drop (named actions: "reset")`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			scn, err := scenario.Decode("counter.json", []byte(sprintf(counterScenario, action)), ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			enginetest.Bubble(t, 1, func(t *testing.T) {
+				out, err := engine.Run(t.Context(), scn, sampleProject(t), engine.Options{Label: tc.name, DropActions: tc.drop})
+				if tc.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Fatalf("err %v, want %q", err, tc.wantErr)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range out.Runs[0].Verdicts {
+					if v.Oracle == "counted-twice" && v.Failed() != tc.wantFails {
+						t.Fatalf("counted-twice failed=%v, want %v (%s)", v.Failed(), tc.wantFails, v.Evidence)
+					}
+				}
+			})
+		})
+	}
+}

@@ -61,7 +61,10 @@ const ComposedConfigMap = "configmap"
 // Normal is a well-behaved function in the style of function-sdk-go: it
 // passes the desired state it receives on, and adds one ConfigMap named
 // "<xr-name>-config" in the XR's namespace, with data.xr = the XR's name
-// and data.message = the XR's spec.message (if any), marked ready.
+// and data.message = the XR's spec.message (if any), marked ready. A
+// pipeline step may give it an input with a string field "tag"; the
+// ConfigMap then carries data.tag, so that what a Composition composed
+// shows which Composition (or which revision of it) composed it.
 func Normal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	xr := req.GetObserved().GetComposite().GetResource()
 	if xr == nil {
@@ -71,6 +74,10 @@ func Normal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionR
 	name := meta.GetFields()["name"].GetStringValue()
 	ns := meta.GetFields()["namespace"].GetStringValue()
 	msg := xr.GetFields()["spec"].GetStructValue().GetFields()["message"].GetStringValue()
+	data := map[string]any{"xr": name, "message": msg}
+	if tag, ok := req.GetInput().GetFields()["tag"]; ok {
+		data["tag"] = tag.GetStringValue()
+	}
 
 	cmMeta := map[string]any{"name": name + "-config"}
 	if ns != "" {
@@ -80,7 +87,7 @@ func Normal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionR
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
 		"metadata":   cmMeta,
-		"data":       map[string]any{"xr": name, "message": msg},
+		"data":       data,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", NormalFunction, err)
