@@ -18,6 +18,10 @@ import (
 // the in-process function that composes one ConfigMap per XR.
 const NormalFunction = "function-normal"
 
+// FatalFunction is the name of the in-process function that always fails
+// with a SEVERITY_FATAL result (Fatal).
+const FatalFunction = "function-fatal"
+
 // Function is an in-process composition function: what a Function pod
 // would answer to RunFunction.
 type Function func(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error)
@@ -31,7 +35,7 @@ type FunctionRunner map[string]Function
 
 // Functions returns the functions scenarios can name.
 func Functions() FunctionRunner {
-	return FunctionRunner{NormalFunction: Normal}
+	return FunctionRunner{NormalFunction: Normal, FatalFunction: Fatal}
 }
 
 // RunFunction implements xfn.FunctionRunner.
@@ -105,5 +109,17 @@ func Normal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionR
 	return &fnv1.RunFunctionResponse{
 		Meta:    &fnv1.ResponseMeta{Tag: req.GetMeta().GetTag(), Ttl: durationpb.New(time.Minute)},
 		Desired: desired,
+	}, nil
+}
+
+// Fatal is a function that cannot do its job, as function-sdk-go's
+// response.Fatal reports it: the desired state it received passed on, and
+// one result of severity SEVERITY_FATAL. Crossplane stops the pipeline at
+// a fatal result (composite/composition_functions.go).
+func Fatal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	return &fnv1.RunFunctionResponse{
+		Meta:    &fnv1.ResponseMeta{Tag: req.GetMeta().GetTag(), Ttl: durationpb.New(time.Minute)},
+		Desired: req.GetDesired(),
+		Results: []*fnv1.Result{{Severity: fnv1.Severity_SEVERITY_FATAL, Message: FatalFunction + ": cannot compose (a fatal result, on purpose)"}},
 	}, nil
 }
