@@ -64,7 +64,8 @@ const ComposedConfigMap = "configmap"
 
 // Normal is a well-behaved function in the style of function-sdk-go: it
 // passes the desired state it receives on, and adds one ConfigMap named
-// "<xr-name>-config" in the XR's namespace, with data.xr = the XR's name
+// "<xr-name>-config" in the XR's namespace (for a cluster-scoped XR, its
+// claim's namespace, else "default"), with data.xr = the XR's name
 // and data.message = the XR's spec.message (if any), marked ready. A
 // pipeline step may give it an input with a string field "tag"; the
 // ConfigMap then carries data.tag, so that what a Composition composed
@@ -77,16 +78,21 @@ func Normal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionR
 	meta := xr.GetFields()["metadata"].GetStructValue()
 	name := meta.GetFields()["name"].GetStringValue()
 	ns := meta.GetFields()["namespace"].GetStringValue()
+	if ns == "" {
+		// A cluster-scoped (legacy) XR: compose into its claim's
+		// namespace, as functions usually do, or "default" without one.
+		ns = meta.GetFields()["labels"].GetStructValue().GetFields()["crossplane.io/claim-namespace"].GetStringValue()
+	}
+	if ns == "" {
+		ns = "default"
+	}
 	msg := xr.GetFields()["spec"].GetStructValue().GetFields()["message"].GetStringValue()
 	data := map[string]any{"xr": name, "message": msg}
 	if tag, ok := req.GetInput().GetFields()["tag"]; ok {
 		data["tag"] = tag.GetStringValue()
 	}
 
-	cmMeta := map[string]any{"name": name + "-config"}
-	if ns != "" {
-		cmMeta["namespace"] = ns
-	}
+	cmMeta := map[string]any{"name": name + "-config", "namespace": ns}
 	cm, err := structpb.NewStruct(map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
