@@ -18,6 +18,13 @@ import (
 // the in-process function that composes one ConfigMap per XR.
 const NormalFunction = "function-normal"
 
+// SharedFunction is the name of the in-process function that composes
+// one ConfigMap of a fixed name for every XR (Shared).
+const SharedFunction = "function-shared"
+
+// SharedConfigMap is the name of the ConfigMap Shared composes.
+const SharedConfigMap = "shared-config"
+
 // FatalFunction is the name of the in-process function that always fails
 // with a SEVERITY_FATAL result (Fatal).
 const FatalFunction = "function-fatal"
@@ -35,7 +42,7 @@ type FunctionRunner map[string]Function
 
 // Functions returns the functions scenarios can name.
 func Functions() FunctionRunner {
-	return FunctionRunner{NormalFunction: Normal, FatalFunction: Fatal}
+	return FunctionRunner{NormalFunction: Normal, FatalFunction: Fatal, SharedFunction: Shared}
 }
 
 // RunFunction implements xfn.FunctionRunner.
@@ -128,4 +135,17 @@ func Fatal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRe
 		Desired: req.GetDesired(),
 		Results: []*fnv1.Result{{Severity: fnv1.Severity_SEVERITY_FATAL, Message: FatalFunction + ": cannot compose (a fatal result, on purpose)"}},
 	}, nil
+}
+
+// Shared composes what Normal composes, but names the ConfigMap
+// SharedConfigMap whatever the XR: two XRs of one namespace then compose
+// the same object, as kamera's stub did (crossplane-c4).
+func Shared(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp, err := Normal(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	cm := rsp.GetDesired().GetResources()[ComposedConfigMap].GetResource()
+	cm.GetFields()["metadata"].GetStructValue().GetFields()["name"] = structpb.NewStringValue(SharedConfigMap)
+	return rsp, nil
 }
