@@ -74,7 +74,10 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 			scenario.PatchStrategic: types.StrategicMergePatchType}[a.PatchType]
 		act := explore.Action{Name: a.Name, At: *at, Op: a.Op,
 			Obj: &unstructured.Unstructured{Object: deepCopyJSON(a.Object)}, Patch: a.Patch, PatchType: pt,
-			Propagation: metav1.DeletionPropagation(a.PropagationPolicy)}
+			Propagation: metav1.DeletionPropagation(a.PropagationPolicy), Subresource: a.Subresource}
+		if a.Subresource != "" && a.Op != scenario.OpUpdate && a.Op != scenario.OpPatch {
+			return nil, nil, errf(field+".subresource", "%q is for op update or patch, not %s", a.Subresource, a.Op)
+		}
 		if r := a.At.Steps; r != nil {
 			act.StepRange = &[2]int{r.From, r.To}
 		}
