@@ -29,8 +29,11 @@ type Snapshot struct {
 //     its end: the oracle holds, whatever happened before.
 //  2. If the last bound snapshots all wrote, writes never stopped: fails.
 //  3. If a state recurs after different states in between, with writes
-//     between the two occurrences and pending work at the second, the
-//     controllers are cycling: fails, naming the first such recurrence.
+//     between the two occurrences and pending work at the second, and the
+//     second occurrence is among the last bound snapshots, the controllers
+//     are still cycling when the run ends: fails, naming the first such
+//     recurrence. A cycle that stopped earlier (a retry loop while a
+//     perturbation lasted, then quiet) is not non-convergence.
 //  4. Otherwise it holds: the run ended with work pending (typically
 //     periodic timers) but neither kept writing nor cycled.
 //
@@ -74,12 +77,13 @@ func NonConvergence(history []Snapshot, bound int) Verdict {
 		prefix[i+1] = prefix[i] + s.Writes
 	}
 	lastSeen := make(map[string]int, len(history))
+	tail := len(history) - bound
 	for j, s := range history {
 		i, seen := lastSeen[s.Hash]
 		lastSeen[s.Hash] = j
 		// i is the latest earlier occurrence, so every state strictly
 		// between i and j differs from this one: there are some iff j-i >= 2.
-		if !seen || j-i < 2 || s.Pending == 0 {
+		if !seen || j-i < 2 || s.Pending == 0 || j < tail {
 			continue
 		}
 		if w := prefix[j+1] - prefix[i+1]; w > 0 {

@@ -45,6 +45,27 @@ func TestNonConvergence(t *testing.T) {
 			evidence: "cycle: state x1 after step 1 recurs after step 3, through 1 other states and 2 writes",
 		},
 		{
+			// A retry loop while a perturbation lasted, then many quiet
+			// steps with timers pending: the cycle ended, the run did not
+			// fail to converge.
+			name: "cycle that stopped before the last bound steps",
+			history: []Snapshot{
+				snap(1, "x1", 1, 1), snap(2, "x2", 1, 1), snap(3, "x1", 1, 1),
+				snap(4, "y", 1, 1), snap(5, "y2", 0, 1), snap(6, "y3", 0, 1), snap(7, "y4", 0, 1),
+			},
+			bound:    3,
+			holds:    true,
+			evidence: "no cycle and writes stopped",
+		},
+		{
+			name: "cycle still going on in the last bound steps",
+			history: []Snapshot{
+				snap(1, "y", 1, 1), snap(2, "x1", 0, 1), snap(3, "x2", 1, 1), snap(4, "x1", 0, 1),
+			},
+			bound:    3,
+			evidence: "cycle: state x1 after step 2 recurs after step 4",
+		},
+		{
 			name:     "writes never stop",
 			history:  []Snapshot{snap(1, "a", 0, 1), snap(2, "b", 1, 1), snap(3, "c", 2, 1), snap(4, "d", 1, 1)},
 			bound:    3,
