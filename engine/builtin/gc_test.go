@@ -9,7 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -114,7 +114,7 @@ func (a adopter) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 func TestGarbageCollectorRuntimeKinds(t *testing.T) {
 	enginetest.Bubble(t, 1, func(t *testing.T) {
 		s := enginetest.Scheme(t)
-		if err := extv1.AddToScheme(s); err != nil {
+		if err := apiextensionsv1.AddToScheme(s); err != nil {
 			t.Fatal(err)
 		}
 		crd := &unstructured.Unstructured{Object: map[string]any{
