@@ -184,6 +184,12 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		}
 		return l.UnstructuredContent(), http.StatusOK
 	case "watch":
+		// A watch starts where the process's view is and sends its initial
+		// events at once: it waits at the gate as a call does, so where it
+		// starts does not depend on the Go scheduler.
+		if err := t.c.gate(ctx, &Op{Verb: "watch", GVK: gvk, Namespace: ri.Namespace}); err != nil {
+			return errStatus(err)
+		}
 		return t.watch(ri.Namespace, gvk, q, meta)
 	case "create":
 		want := gvk
