@@ -88,8 +88,12 @@ func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if a, ok := body.(aggregated); ok {
 		body, ct = a.list, discovery.AcceptV2
 	}
-	data, err := json.Marshal(body)
-	if err != nil {
+	var data []byte
+	var err error
+	if raw, ok := body.(json.RawMessage); ok {
+		// A document served as it is (OpenAPI v3): already JSON.
+		data = raw
+	} else if data, err = json.Marshal(body); err != nil {
 		return nil, err
 	}
 	return &http.Response{StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
