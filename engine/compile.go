@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,8 +43,29 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 	for _, o := range scn.Objects {
 		cfg.Objects = append(cfg.Objects, &unstructured.Unstructured{Object: deepCopyJSON(o)})
 	}
+	drop := map[string]bool{}
+	for _, name := range opts.DropActions {
+		drop[name] = false
+	}
+	var names []string
+	for _, a := range scn.Actions {
+		if a.Name != "" {
+			names = append(names, fmt.Sprintf("%q", a.Name))
+		}
+		if _, ok := drop[a.Name]; ok && a.Name != "" {
+			drop[a.Name] = true
+		}
+	}
+	for _, name := range opts.DropActions {
+		if !drop[name] {
+			return nil, nil, errf("actions", "no action named %q to drop (named actions: %s)", name, orNone(names))
+		}
+	}
 	for i, a := range scn.Actions {
 		field := fmt.Sprintf("actions[%d]", i)
+		if a.Name != "" && drop[a.Name] {
+			continue
+		}
 		at, err := compileTrigger(scn, field+".at", &a.At)
 		if err != nil {
 			return nil, nil, err
@@ -52,7 +74,10 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 			scenario.PatchStrategic: types.StrategicMergePatchType}[a.PatchType]
 		act := explore.Action{Name: a.Name, At: *at, Op: a.Op,
 			Obj: &unstructured.Unstructured{Object: deepCopyJSON(a.Object)}, Patch: a.Patch, PatchType: pt,
-			Propagation: metav1.DeletionPropagation(a.PropagationPolicy)}
+			Propagation: metav1.DeletionPropagation(a.PropagationPolicy), Subresource: a.Subresource}
+		if a.Subresource != "" && a.Op != scenario.OpUpdate && a.Op != scenario.OpPatch {
+			return nil, nil, errf(field+".subresource", "%q is for op update or patch, not %s", a.Subresource, a.Op)
+		}
 		if r := a.At.Steps; r != nil {
 			act.StepRange = &[2]int{r.From, r.To}
 		}
@@ -134,4 +159,12 @@ func deepCopyJSON(m map[string]any) map[string]any {
 	out := map[string]any{}
 	_ = utiljson.Unmarshal(data, &out)
 	return out
+}
+
+// orNone joins names, or says there are none.
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

@@ -18,6 +18,10 @@ type Options struct {
 	Label string
 	// DropPerturbations removes every perturbation: the control run.
 	DropPerturbations bool
+	// DropActions removes the scenario's actions with these names: the
+	// control run of a finding an external event triggers (a user's edit,
+	// a deletion). Naming an action the scenario does not have is an error.
+	DropActions []string
 	// Ablations switch off named semantics on top of the scenario's own.
 	Ablations []string
 	// Mode overrides the scenario's search mode ("" keeps it).

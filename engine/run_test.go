@@ -162,3 +162,110 @@ func TestRejudge(t *testing.T) {
 		}
 	})
 }
+
+// TestDropActions: a control run can drop a scenario's named action (the
+// external event a finding needs); the oracle the action decides then gives
+// the other answer, and naming an action the scenario lacks is an error
+// naming the file and the actions it has.
+func TestDropActions(t *testing.T) {
+	const action = `"actions": [{"name": "reset", "at": {"time": "30s"}, "op": "patch", "patchType": "merge",
+	  "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}},
+	  "patch": {"data": {"count": "100"}}}],`
+	cases := []struct {
+		name      string
+		drop      []string
+		wantFails bool
+		wantErr   string
+	}{
+		{"with the action", nil, true, ""},
+		{"action dropped", []string{"reset"}, false, ""},
+		{"unknown action", []string{"nope"}, false, `counter.json: actions: no action named "nope" to drop (named actions: "reset")`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			scn, err := scenario.Decode("counter.json", []byte(sprintf(counterScenario, action)), ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			enginetest.Bubble(t, 1, func(t *testing.T) {
+				out, err := engine.Run(t.Context(), scn, sampleProject(t), engine.Options{Label: tc.name, DropActions: tc.drop})
+				if tc.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Fatalf("err %v, want %q", err, tc.wantErr)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range out.Runs[0].Verdicts {
+					if v.Oracle == "counted-twice" && v.Failed() != tc.wantFails {
+						t.Fatalf("counted-twice failed=%v, want %v (%s)", v.Failed(), tc.wantFails, v.Evidence)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestStatusInputs: an initial object's status is kept (it is written
+// through the status subresource after the create, which drops it), an
+// action can patch the status subresource, and a subresource on an op
+// other than update or patch is an error naming the field.
+func TestStatusInputs(t *testing.T) {
+	const scn = `{
+  "name": "status-inputs", "project": "sample", "controllers": ["counter-a"],
+  "objects": [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"count": "0"}},
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+     "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "example.invalid/c:1"}]}}},
+     "status": {"replicas": 3, "observedGeneration": 1}}
+  ],
+  "actions": [%s],
+  "search": {"horizon": "1m"},
+  "oracles": [{"name": "status", "type": "cel", "expr": "object('apps/v1', 'Deployment', 'default', 'd').status.replicas == %d"}]
+}`
+	patch := `{"name": "scale-status", "at": {"time": "10s"}, "op": "patch", "patchType": "merge", "subresource": "%s",
+	  "object": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"}},
+	  "patch": {"status": {"replicas": 5}}}`
+	cases := []struct {
+		name, actions string
+		want          int
+		wantErr       string
+	}{
+		{"initial status kept", ``, 3, ""},
+		{"status patched", sprintf(patch, "status"), 5, ""},
+		// Without the subresource the main resource ignores status.
+		{"main resource ignores status", `{"name": "p", "at": {"time": "10s"}, "op": "patch", "patchType": "merge",
+		  "object": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"}},
+		  "patch": {"status": {"replicas": 5}}}`, 3, ""},
+		{"subresource on delete", `{"name": "del", "at": {"time": "10s"}, "op": "delete", "subresource": "status",
+		  "object": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"}}}`, 0,
+			`status.json: actions[0].subresource: "status" is for op update or patch, not delete`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := scenario.Decode("status.json", []byte(sprintf(scn, tc.actions, tc.want)), ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			enginetest.Bubble(t, 1, func(t *testing.T) {
+				out, err := engine.Run(t.Context(), s, sampleProject(t), engine.Options{Label: tc.name})
+				if tc.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Fatalf("err %v, want %q", err, tc.wantErr)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range out.Runs[0].Verdicts {
+					if !v.Holds {
+						t.Fatalf("%s: %s %s", v.Oracle, v.Evidence, v.Err)
+					}
+				}
+			})
+		})
+	}
+}

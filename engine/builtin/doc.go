@@ -22,6 +22,10 @@
 //     cached client, which the explorer may hold back) and verifies that an
 //     owner is absent with a live read before deleting a dependent (the real
 //     collector's isDangling does a live GET).
+//   - Kinds served after the collector started (CRDs created during the
+//     run) are watched from its next reconcile on, and a CRD's creation
+//     makes one; the real collector re-reads discovery every 30 s and
+//     starts monitors for new resources then (TestGarbageCollectorRuntimeKinds).
 //   - Dependents of a foreground-deleting owner are deleted in the
 //     background; the owner's finalizer is removed once no dependent with
 //     blockOwnerDeletion=true remains. The real collector's dependency graph,

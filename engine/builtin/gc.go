@@ -13,9 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 )
@@ -25,22 +27,47 @@ const GarbageCollectorName = "garbage-collector"
 
 // GarbageCollector is the ownerReference garbage collector.
 type GarbageCollector struct {
-	cached client.Client
-	live   client.Reader
-	kinds  []schema.GroupVersionKind
+	cached  client.Client
+	live    client.Reader
+	mgr     *ctrlsim.Manager
+	ctrl    controller.Controller
+	watched map[schema.GroupVersionKind]bool
+	kinds   []schema.GroupVersionKind
 }
 
 // SetupGarbageCollector registers the collector on mgr, watching every kind
-// the server serves.
+// the server serves, and every kind served later (a CRD created at run
+// time) from the next reconcile on (see watchServed).
 func SetupGarbageCollector(ctx context.Context, mgr *ctrlsim.Manager) error {
-	gc := &GarbageCollector{cached: mgr.GetClient(), live: mgr.GetAPIReader(), kinds: mgr.ServedKinds()}
-	var triggers []ctrlsim.Trigger
-	for _, gvk := range gc.kinds {
+	gc := &GarbageCollector{cached: mgr.GetClient(), live: mgr.GetAPIReader(), mgr: mgr, watched: map[schema.GroupVersionKind]bool{}}
+	c, err := controller.New(GarbageCollectorName, mgr, controller.Options{Reconciler: gc})
+	if err != nil {
+		return err
+	}
+	gc.ctrl = c
+	return gc.watchServed()
+}
+
+// watchServed watches every served kind not watched yet. The real
+// collector re-reads discovery every 30 s (kube-controller-manager runs
+// GarbageCollector.Sync with that period) and starts monitors for new
+// resources; here a kind served at run time is watched from the
+// collector's next reconcile on, and creating a CRD makes one (the CRD is
+// a watched object): a simplification of that delay, named in doc.go.
+func (gc *GarbageCollector) watchServed() error {
+	for _, gvk := range gc.mgr.ServedKinds() {
+		if gc.watched[gvk] {
+			continue
+		}
+		gc.watched[gvk] = true
+		gc.kinds = append(gc.kinds, gvk)
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)
-		triggers = append(triggers, ctrlsim.Trigger{Object: u, Handler: gc.handler(gvk)})
+		if err := gc.ctrl.Watch(source.Kind[client.Object](gc.mgr.GetCache(), u, gc.handler(gvk))); err != nil {
+			return fmt.Errorf("garbage collector: watch %s: %w", gvk, err)
+		}
 	}
-	return mgr.Register(GarbageCollectorName, gc, triggers...)
+	return nil
 }
 
 func requestFor(gvk schema.GroupVersionKind, ns, name string) reconcile.Request {
@@ -113,6 +140,9 @@ func (gc *GarbageCollector) dependents(ctx context.Context, uid types.UID) []*un
 
 // Reconcile implements reconcile.Reconciler.
 func (gc *GarbageCollector) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if err := gc.watchServed(); err != nil {
+		return reconcile.Result{}, err
+	}
 	gvk, name, ok := gc.parse(req)
 	if !ok {
 		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("garbage collector: bad request %s", req))

@@ -9,9 +9,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
@@ -81,4 +85,71 @@ func TestGarbageCollector(t *testing.T) {
 			})
 		})
 	}
+}
+
+// adopter gives the ConfigMap "dep" an owner reference to the Widget "w"
+// once both exist: a dependent of a kind whose CRD is created during the run.
+type adopter struct {
+	c    client.Client
+	live client.Reader
+}
+
+func (a adopter) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	cm := &corev1.ConfigMap{}
+	if err := a.c.Get(ctx, req.NamespacedName, cm); err != nil || req.Name != "dep" || len(cm.OwnerReferences) > 0 {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	w := &unstructured.Unstructured{}
+	w.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})
+	if err := a.live.Get(ctx, client.ObjectKey{Namespace: "default", Name: "w"}, w); err != nil {
+		return reconcile.Result{RequeueAfter: time.Second}, nil
+	}
+	cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Widget", Name: "w", UID: w.GetUID()}}
+	return reconcile.Result{}, a.c.Update(ctx, cm)
+}
+
+// TestGarbageCollectorRuntimeKinds: an owner whose kind is served only
+// after the collector started (its CRD created during the run) is watched
+// too: deleting it deletes its dependent.
+func TestGarbageCollectorRuntimeKinds(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		s := enginetest.Scheme(t)
+		if err := extv1.AddToScheme(s); err != nil {
+			t.Fatal(err)
+		}
+		crd := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": "widgets.example.com"},
+			"spec": map[string]any{"group": "example.com", "scope": "Namespaced",
+				"names": map[string]any{"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+				"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+					"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}}
+		w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": "w", "namespace": "default"}}}
+		cm := toU(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dep", Namespace: "default"}})
+		at := func(d time.Duration) explore.Trigger { return explore.Trigger{Time: &d} }
+		cfg := &explore.Config{
+			Scenario: "gc-runtime-kinds", Cluster: explore.Cluster{Scheme: s}, Horizon: time.Minute,
+			Controllers: []explore.Controller{
+				{Name: "adopter", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+					return mgr.Register("adopter", adopter{mgr.GetClient(), mgr.GetAPIReader()}, ctrlsim.For(&corev1.ConfigMap{}))
+				}},
+				engine.GarbageCollector(),
+			},
+			Actions: []explore.Action{
+				{Name: "crd", At: at(time.Second), Op: "create", Obj: crd},
+				{Name: "widget", At: at(2 * time.Second), Op: "create", Obj: w},
+				{Name: "cm", At: at(3 * time.Second), Op: "create", Obj: cm},
+				{Name: "delete", At: at(20 * time.Second), Op: "delete", Obj: w.DeepCopy()},
+			},
+		}
+		r, err := explore.Run(t.Context(), cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has(r.Final, "Widget", "w") != nil || has(r.Final, "ConfigMap", "dep") != nil {
+			t.Fatalf("widget present=%v dependent present=%v, want neither\n%s", has(r.Final, "Widget", "w") != nil,
+				has(r.Final, "ConfigMap", "dep") != nil, r.Finish(nil, nil))
+		}
+	})
 }

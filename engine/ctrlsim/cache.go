@@ -1,6 +1,7 @@
 package ctrlsim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +56,7 @@ type Cache struct {
 	// watchers are the watch streams served through the REST seam, fed by
 	// Sync like the informers (guarded by the Env lock).
 	watchers   map[schema.GroupKind][]*watcher
-	watchKinds []schema.GroupKind // kinds watched, in order of first watch
+	watchKinds []schema.GroupKind // kinds watched through the REST seam, sorted
 }
 
 type informerKey struct {
@@ -142,8 +143,20 @@ func (c *Cache) informer(gvk schema.GroupVersionKind, f Form) *Informer {
 		c.pos[gvk.GroupKind()] = c.visible(gvk.GroupKind())
 	}
 	c.informers[k] = inf
-	c.order = append(c.order, k)
+	// Kept sorted, not in creation order: controller-runtime starts a
+	// controller's sources on goroutines of their own (Warmup, Start), so
+	// the order in which informers are created varies from run to run, and
+	// initial lists, event delivery across kinds and resyncs follow this
+	// order.
+	i, _ := slices.BinarySearchFunc(c.order, k, compareInformerKeys)
+	c.order = slices.Insert(c.order, i, k)
 	return inf
+}
+
+// compareInformerKeys orders informers by group, kind, version and form.
+func compareInformerKeys(a, b informerKey) int {
+	return cmp.Or(cmp.Compare(a.gvk.Group, b.gvk.Group), cmp.Compare(a.gvk.Kind, b.gvk.Kind),
+		cmp.Compare(a.gvk.Version, b.gvk.Version), cmp.Compare(a.form, b.form))
 }
 
 // visible asks the hooks which revision of gk the controller may see now.
@@ -161,8 +174,8 @@ func (c *Cache) Pos(gk schema.GroupKind) (int64, bool) {
 	return p, ok
 }
 
-// Kinds returns the kinds the cache has informers for, in the order their
-// first informer was created.
+// Kinds returns the kinds the cache has informers for, in the informers'
+// fixed order, then the kinds only watched through the REST seam.
 func (c *Cache) Kinds() []schema.GroupKind {
 	var out []schema.GroupKind
 	for _, inf := range c.Informers() {
@@ -199,7 +212,12 @@ func (c *Cache) addWatcher(w *watcher) {
 		c.watchers = map[schema.GroupKind][]*watcher{}
 	}
 	if !slices.Contains(c.watchKinds, w.gk) {
-		c.watchKinds = append(c.watchKinds, w.gk)
+		// Sorted, as informers are: client-go informers start their
+		// watches on goroutines of their own.
+		i, _ := slices.BinarySearchFunc(c.watchKinds, w.gk, func(a, b schema.GroupKind) int {
+			return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Kind, b.Kind))
+		})
+		c.watchKinds = slices.Insert(c.watchKinds, i, w.gk)
 	}
 	c.watchers[w.gk] = append(c.watchers[w.gk], w)
 }
@@ -287,7 +305,7 @@ func (c *Cache) Sync(gk schema.GroupKind) (int64, error) {
 	return rev, errors.Join(errs...)
 }
 
-// Informers returns the informers in creation order.
+// Informers returns the informers in a fixed order (compareInformerKeys).
 func (c *Cache) Informers() []*Informer {
 	c.mu.Lock()
 	defer c.mu.Unlock()

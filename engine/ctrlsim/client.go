@@ -92,11 +92,14 @@ func (c *Client) call(ctx context.Context, op *Op, fn func() error) error {
 	}
 	writes, err := c.env.Track(fn)
 	op.Err = err
-	if len(writes) > 0 && op.IsWrite() && op.RVBefore == "" {
-		op.RVBefore = writes[len(writes)-1].RVBefore
-	}
 	for _, w := range writes {
 		if !w.ByServer() {
+			// The call's own write, not what the server did on its own
+			// in its wake (a created CRD being established): a create's
+			// RVBefore stays "".
+			if op.IsWrite() {
+				op.RVBefore = w.RVBefore
+			}
 			op.Written = append(op.Written, w.Events...)
 		}
 	}

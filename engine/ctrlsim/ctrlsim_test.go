@@ -282,8 +282,11 @@ func TestReads(t *testing.T) {
 			if op := f.hooks.last(t); len(l.Items) != 1 || l.Items[0].Data["v"] != "1" || !op.Cached || op.Verb != "list" {
 				t.Fatalf("typed list through the cache %+v (op %+v)", l.Items, op)
 			}
+			// Both forms have an informer, listed in the cache's fixed
+			// order (typed before unstructured), not in creation order:
+			// sources create informers on goroutines of their own.
 			infs := f.mgr.Cache().Informers()
-			if len(infs) != 2 || infs[0].Form != ctrlsim.Unstructured || infs[1].Form != ctrlsim.Typed {
+			if len(infs) != 2 || infs[0].Form != ctrlsim.Typed || infs[1].Form != ctrlsim.Unstructured {
 				t.Fatalf("informers %+v", infs)
 			}
 			// The manager's client still reads the uncached kind live.

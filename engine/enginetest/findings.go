@@ -215,7 +215,7 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 }
 
 func opts(r finding.Run) engine.Options {
-	return engine.Options{Label: r.Label, DropPerturbations: r.DropPerturbations, Ablations: r.Ablations, Variant: r.Variant}
+	return engine.Options{Label: r.Label, DropPerturbations: r.DropPerturbations, DropActions: r.DropActions, Ablations: r.Ablations, Variant: r.Variant}
 }
 
 func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string) {

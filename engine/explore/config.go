@@ -72,6 +72,8 @@ type Action struct {
 	PatchType types.PatchType
 	// Propagation for op delete ("" = the server's default).
 	Propagation metav1.DeletionPropagation
+	// Subresource "status" for an update or patch of the status subresource.
+	Subresource string
 	// StepRange, when set, makes the action's moment a choice the search
 	// explores: [Variants] yields one configuration per step in the
 	// inclusive range, with At set to that step.

@@ -47,8 +47,12 @@ func (w *world) applyActions() {
 		}
 		w.actions[i] = true
 		st = nil
-		evs, err := w.userWrite(a.Op, a.Obj, a.Patch, string(a.PatchType), a.Propagation)
-		rec := trace.Action{Type: "action", Step: w.step, T: fmtDur(w.now()), Name: a.Name, Op: a.Op,
+		evs, err := w.userWrite(a.Op, a.Subresource, a.Obj, a.Patch, string(a.PatchType), a.Propagation)
+		op := a.Op
+		if a.Subresource != "" {
+			op += "/" + a.Subresource
+		}
+		rec := trace.Action{Type: "action", Step: w.step, T: fmtDur(w.now()), Name: a.Name, Op: op,
 			Key: kindString(a.Obj.GroupVersionKind()) + " " + keyString(a.Obj.GetNamespace(), a.Obj.GetName()), Outcome: errorReason(err)}
 		if err != nil {
 			rec.Error = err.Error()

@@ -206,8 +206,19 @@ func (w *world) boot() error {
 		return err
 	}
 	for _, obj := range w.cfg.Objects {
-		if _, err := w.userWrite("create", obj, nil, "", ""); err != nil {
+		if _, err := w.userWrite("create", "", obj, nil, "", ""); err != nil {
 			return fmt.Errorf("initial object %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+		}
+		// An initial object is state that exists already, status included;
+		// a create drops the status of a kind with a status subresource,
+		// so it is written through that subresource, as its controller
+		// once did.
+		if _, has := obj.Object["status"]; has {
+			if k, ok := w.srv.KindFor(obj.GroupVersionKind().GroupKind()); ok && k.Status && !w.srv.Ablations().StatusSubresource {
+				if _, err := w.userWrite("update", "status", obj, nil, "", ""); err != nil {
+					return fmt.Errorf("initial object %s %s/%s: writing its status: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+				}
+			}
 		}
 	}
 	w.hash.init(w.srv.Store())
@@ -478,10 +489,10 @@ func (w *world) adoptAll() {
 
 // userWrite applies a user action or initial object as identity "user".
 // It returns the store events the server reported for it.
-func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) ([]store.Event, error) {
+func (w *world) userWrite(op, sub string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) ([]store.Event, error) {
 	w.env.Lock()
 	defer w.env.Unlock()
-	writes, err := w.env.Track(func() error { return w.userCall(op, obj, patch, pt, prop) })
+	writes, err := w.env.Track(func() error { return w.userCall(op, sub, obj, patch, pt, prop) })
 	var evs []store.Event
 	for _, wr := range writes {
 		if wr.ByServer() {
@@ -495,8 +506,8 @@ func (w *world) userWrite(op string, obj *unstructured.Unstructured, patch []byt
 	return evs, err
 }
 
-func (w *world) userCall(op string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) error {
-	req := apiserver.Request{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), FieldManager: "user"}
+func (w *world) userCall(op, sub string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) error {
+	req := apiserver.Request{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), FieldManager: "user", Subresource: sub}
 	switch op {
 	case "create":
 		_, err := w.srv.Create(req, obj)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -736,4 +737,27 @@ var _ = register("cm/get-wrong-namespace", func(ctx context.Context, c client.Cl
 	l := &corev1.ConfigMapList{}
 	o.Err("list-default-ns", c.List(ctx, l, client.InNamespace("default"), client.MatchingFields{"metadata.name": "a"}))
 	o.Add("items", len(l.Items))
+})
+
+// Two appliers each give the object a controller owner reference: server-
+// side apply merges ownerReferences (a map list keyed by uid), and the
+// merged object has two controllers, which object-meta validation rejects
+// (crossplane-c4 rests on this: a second XR cannot take over a composed
+// resource by applying it).
+var _ = register("cm/ssa-two-controller-owners", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	owner := func(name, uid string) *metav1ac.OwnerReferenceApplyConfiguration {
+		return metav1ac.OwnerReference().WithAPIVersion("v1").WithKind("ConfigMap").WithName(name).
+			WithUID(types.UID(uid)).WithController(true).WithBlockOwnerDeletion(true)
+	}
+	mustOK(o, "apply-a", c.Apply(ctx, cmApply(ns, "a", map[string]string{"by": "a"}).
+		WithOwnerReferences(owner("owner-a", "00000000-0000-4000-8000-00000000000a")), client.FieldOwner("mgr-a")))
+	o.Err("apply-b", c.Apply(ctx, cmApply(ns, "a", map[string]string{"by": "a"}).
+		WithOwnerReferences(owner("owner-b", "00000000-0000-4000-8000-00000000000b")), client.FieldOwner("mgr-b")))
+	got, _ := getCM(ctx, c, ns, "a")
+	var owners []string
+	for _, r := range got.OwnerReferences {
+		owners = append(owners, r.Name)
+	}
+	o.Add("owners", owners)
+	o.Add("data", got.Data)
 })

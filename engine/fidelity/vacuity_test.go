@@ -60,7 +60,7 @@ var caseSemantics = func() map[string][]string {
 			"svc/status-subresource", "status-validate/deploy", "status-validate/ds", "status-validate/rs",
 			"status-validate/sts", "status-validate/job", "status-validate/pdb"},
 		"finalizers":    {"cm/finalizer-delete-lifecycle", "cm/finalizer-removed-by-patch", "gadget/finalizer-generation"},
-		"applyReplaces": {"cm/ssa-conflict", "cm/ssa-shared-ownership"},
+		"applyReplaces": {"cm/ssa-conflict", "cm/ssa-shared-ownership", "cm/ssa-two-controller-owners"},
 	} {
 		for _, c := range cs {
 			m[c] = append(m[c], sem)

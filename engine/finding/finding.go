@@ -42,6 +42,10 @@ type Run struct {
 	Variants string `json:"variants,omitempty"`
 	// DropPerturbations removes the scenario's perturbations.
 	DropPerturbations bool `json:"dropPerturbations,omitempty"`
+	// DropActions removes the scenario's actions with these names (the
+	// external event a finding needs); a name the scenario lacks fails the
+	// run.
+	DropActions []string `json:"dropActions,omitempty"`
 	// Ablations switch off named API-server semantics.
 	Ablations []string `json:"ablations,omitempty"`
 	// Expect is the oracle's verdict in this run: "holds" or "fails".

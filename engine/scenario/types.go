@@ -128,6 +128,10 @@ type Action struct {
 	// PropagationPolicy for op delete: Background (the default), Foreground
 	// or Orphan.
 	PropagationPolicy string `json:"propagationPolicy,omitempty"`
+	// Subresource "status" sends an update or patch to the object's status
+	// subresource (what a controller, or the package manager, writes);
+	// with op update or patch only.
+	Subresource string `json:"subresource,omitempty"`
 }
 
 // Perturbation is a fault the engine injects into the run.

@@ -153,7 +153,7 @@ func Mermaid(t *Trace, maxSteps int) string {
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n")
 	b.WriteString("    participant user\n")
-	for _, c := range t.Header.Controllers {
+	for _, c := range participants(t, maxSteps) {
 		fmt.Fprintf(&b, "    participant %s as %s\n", mid(c), esc(c))
 	}
 	b.WriteString("    participant api as API server\n")
@@ -314,4 +314,40 @@ func upstream(h Header) string {
 	}
 	slicesSort(parts)
 	return strings.Join(parts, ", ")
+}
+
+// participants lists the diagram's controller participants: every step's
+// controller in order of first appearance (a process's controllers are
+// "process/controller", one participant each), then the scenario's
+// controllers that took no step under their own name or as a process.
+// Only the first maxSteps steps count (0: all), as only they are drawn.
+func participants(t *Trace, maxSteps int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i, s := range t.Steps {
+		if maxSteps > 0 && i >= maxSteps {
+			break
+		}
+		if !seen[s.Controller] {
+			seen[s.Controller] = true
+			out = append(out, s.Controller)
+		}
+	}
+	for _, c := range t.Header.Controllers {
+		if seen[c] {
+			continue
+		}
+		asProcess := false
+		for _, s := range out {
+			if strings.HasPrefix(s, c+"/") {
+				asProcess = true
+				break
+			}
+		}
+		if !asProcess {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
 }

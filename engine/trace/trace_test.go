@@ -88,3 +88,29 @@ func TestRenderers(t *testing.T) {
 		t.Errorf("hash %q", h)
 	}
 }
+
+// TestMermaidProcessParticipants: the steps of a process's controllers
+// ("proc/ctrl") are drawn from participants declared under those names; a
+// process with steps is not declared again on its own, a controller that
+// took no step is.
+func TestMermaidProcessParticipants(t *testing.T) {
+	w := trace.NewWriter()
+	for _, r := range []any{
+		trace.Header{Type: "header", Schema: trace.Schema, Scenario: "s", Run: "r", Mode: "run", Seed: 1, Engine: "e", Controllers: []string{"proc", "idle"}},
+		trace.Step{Type: "step", Step: 1, T: "0s", End: "0s", Controller: "proc/a", Request: "x", Result: "ok"},
+		trace.Step{Type: "step", Step: 2, T: "0s", End: "0s", Controller: "proc/b", Request: "y", Result: "ok"},
+		trace.Final{Type: "final", Steps: 2, T: "0s", Stop: "quiescent", StateHash: "sha256:00"},
+	} {
+		_ = w.Write(r)
+	}
+	tr, _ := trace.Read(bytes.NewReader(w.Bytes()))
+	m := trace.Mermaid(tr, 0)
+	for _, want := range []string{"participant proc_a as proc/a", "participant proc_b as proc/b", "participant idle as idle"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("diagram lacks %q:\n%s", want, m)
+		}
+	}
+	if strings.Contains(m, "participant proc as") {
+		t.Errorf("the process is declared though its controllers are:\n%s", m)
+	}
+}

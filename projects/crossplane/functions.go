@@ -18,6 +18,17 @@ import (
 // the in-process function that composes one ConfigMap per XR.
 const NormalFunction = "function-normal"
 
+// SharedFunction is the name of the in-process function that composes
+// one ConfigMap of a fixed name for every XR (Shared).
+const SharedFunction = "function-shared"
+
+// SharedConfigMap is the name of the ConfigMap Shared composes.
+const SharedConfigMap = "shared-config"
+
+// FatalFunction is the name of the in-process function that always fails
+// with a SEVERITY_FATAL result (Fatal).
+const FatalFunction = "function-fatal"
+
 // Function is an in-process composition function: what a Function pod
 // would answer to RunFunction.
 type Function func(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error)
@@ -31,7 +42,7 @@ type FunctionRunner map[string]Function
 
 // Functions returns the functions scenarios can name.
 func Functions() FunctionRunner {
-	return FunctionRunner{NormalFunction: Normal}
+	return FunctionRunner{NormalFunction: Normal, FatalFunction: Fatal, SharedFunction: Shared}
 }
 
 // RunFunction implements xfn.FunctionRunner.
@@ -60,8 +71,12 @@ const ComposedConfigMap = "configmap"
 
 // Normal is a well-behaved function in the style of function-sdk-go: it
 // passes the desired state it receives on, and adds one ConfigMap named
-// "<xr-name>-config" in the XR's namespace, with data.xr = the XR's name
-// and data.message = the XR's spec.message (if any), marked ready.
+// "<xr-name>-config" in the XR's namespace (for a cluster-scoped XR, its
+// claim's namespace, else "default"), with data.xr = the XR's name
+// and data.message = the XR's spec.message (if any), marked ready. A
+// pipeline step may give it an input with a string field "tag"; the
+// ConfigMap then carries data.tag, so that what a Composition composed
+// shows which Composition (or which revision of it) composed it.
 func Normal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	xr := req.GetObserved().GetComposite().GetResource()
 	if xr == nil {
@@ -70,17 +85,26 @@ func Normal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionR
 	meta := xr.GetFields()["metadata"].GetStructValue()
 	name := meta.GetFields()["name"].GetStringValue()
 	ns := meta.GetFields()["namespace"].GetStringValue()
-	msg := xr.GetFields()["spec"].GetStructValue().GetFields()["message"].GetStringValue()
-
-	cmMeta := map[string]any{"name": name + "-config"}
-	if ns != "" {
-		cmMeta["namespace"] = ns
+	if ns == "" {
+		// A cluster-scoped (legacy) XR: compose into its claim's
+		// namespace, as functions usually do, or "default" without one.
+		ns = meta.GetFields()["labels"].GetStructValue().GetFields()["crossplane.io/claim-namespace"].GetStringValue()
 	}
+	if ns == "" {
+		ns = "default"
+	}
+	msg := xr.GetFields()["spec"].GetStructValue().GetFields()["message"].GetStringValue()
+	data := map[string]any{"xr": name, "message": msg}
+	if tag, ok := req.GetInput().GetFields()["tag"]; ok {
+		data["tag"] = tag.GetStringValue()
+	}
+
+	cmMeta := map[string]any{"name": name + "-config", "namespace": ns}
 	cm, err := structpb.NewStruct(map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
 		"metadata":   cmMeta,
-		"data":       map[string]any{"xr": name, "message": msg},
+		"data":       data,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", NormalFunction, err)
@@ -99,4 +123,29 @@ func Normal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionR
 		Meta:    &fnv1.ResponseMeta{Tag: req.GetMeta().GetTag(), Ttl: durationpb.New(time.Minute)},
 		Desired: desired,
 	}, nil
+}
+
+// Fatal is a function that cannot do its job, as function-sdk-go's
+// response.Fatal reports it: the desired state it received passed on, and
+// one result of severity SEVERITY_FATAL. Crossplane stops the pipeline at
+// a fatal result (composite/composition_functions.go).
+func Fatal(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	return &fnv1.RunFunctionResponse{
+		Meta:    &fnv1.ResponseMeta{Tag: req.GetMeta().GetTag(), Ttl: durationpb.New(time.Minute)},
+		Desired: req.GetDesired(),
+		Results: []*fnv1.Result{{Severity: fnv1.Severity_SEVERITY_FATAL, Message: FatalFunction + ": cannot compose (a fatal result, on purpose)"}},
+	}, nil
+}
+
+// Shared composes what Normal composes, but names the ConfigMap
+// SharedConfigMap whatever the XR: two XRs of one namespace then compose
+// the same object, as kamera's stub did (crossplane-c4).
+func Shared(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp, err := Normal(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	cm := rsp.GetDesired().GetResources()[ComposedConfigMap].GetResource()
+	cm.GetFields()["metadata"].GetStructValue().GetFields()["name"] = structpb.NewStringValue(SharedConfigMap)
+	return rsp, nil
 }

@@ -92,7 +92,6 @@ func Scheme() (*runtime.Scheme, error) {
 // upstreamModules lists the modules whose versions traces record.
 var upstreamModules = []string{UpstreamModule, "github.com/crossplane/crossplane-runtime/v2", "sigs.k8s.io/controller-runtime"}
 
-
 // Project returns the engine project for Crossplane: the apiextensions
 // CRDs from the pinned module and one process, "crossplane", whose Setup
 // wires what `crossplane core start` wires for compositions.

@@ -47,8 +47,6 @@ func Scheme() (*runtime.Scheme, error) {
 // upstreamModules lists the modules whose versions traces record.
 var upstreamModules = []string{UpstreamModule, "github.com/fluxcd/pkg/runtime", "sigs.k8s.io/controller-runtime"}
 
-
-
 // Project returns the engine project for source-controller: the Bucket CRD
 // from the pinned module, and the real BucketReconciler wired through its
 // own SetupWithManager.
