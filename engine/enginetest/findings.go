@@ -168,39 +168,55 @@ func every(out *engine.Outcome, f *finding.Finding, r finding.Run) (ok, n int, p
 func verb(fails bool) string { return map[bool]string{true: "fails", false: "holds"}[fails] }
 
 // allVariants checks a run whose claim covers every variant of the search
-// (finding.Run.Variants "all"). One engine.Run without a variant filter
-// lists the variants. In reference mode, where each run is one variant
-// labelled by it, every variant is then run again alone, in its own bubble
+// (finding.Run.Variants "all"). In reference mode, where each run is one
+// variant labelled by it, engine.VariantLabels lists the variants and
+// every variant is then run alone, in its own bubble
 // pinned to the scenario's seed: in the shared bubble each variant would
 // draw its jitter where the previous one left the random source, so its run
 // would differ from the one `make record` writes for that variant, and the
 // write-up's per-variant account could not be replayed. In the other
-// modes (several runs per variant) the runs of the one Run are checked.
+// modes (several runs per variant), or with one variant, the runs of one
+// engine.Run are checked.
 func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, r finding.Run) (ok, n int, problem string) {
 	t.Helper()
 	o := opts(r)
 	o.Variant = ""
-	var all *engine.Outcome
-	Bubble(t, scn.Search.Seed, func(t *testing.T) {
-		var err error
-		if all, err = engine.Run(t.Context(), scn, p, o); err != nil {
-			problem = "harness error: " + err.Error()
+	// In reference mode the variants' labels are all that is needed before
+	// each runs alone: listing them costs the run the placements are read
+	// from, not a run of every variant.
+	var labels []string
+	if reference := scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference; reference {
+		Bubble(t, scn.Search.Seed, func(t *testing.T) {
+			var err error
+			if labels, err = engine.VariantLabels(t.Context(), scn, p, o); err != nil {
+				problem = "harness error: " + err.Error()
+			}
+		})
+		if problem != "" {
+			return 0, 0, problem
 		}
-	})
-	if problem != "" {
-		return 0, 0, problem
 	}
-	if reference := scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference; !reference || len(all.Runs) < 2 {
+	if len(labels) < 2 {
+		var all *engine.Outcome
+		Bubble(t, scn.Search.Seed, func(t *testing.T) {
+			var err error
+			if all, err = engine.Run(t.Context(), scn, p, o); err != nil {
+				problem = "harness error: " + err.Error()
+			}
+		})
+		if problem != "" {
+			return 0, 0, problem
+		}
 		return every(all, f, r)
 	}
-	for _, ro := range all.Runs {
-		o.Variant = ro.Label
+	for _, label := range labels {
+		o.Variant = label
 		Bubble(t, scn.Search.Seed, func(t *testing.T) {
 			out, err := engine.Run(t.Context(), scn, p, o)
 			if err != nil {
 				n++
 				if problem == "" {
-					problem = fmt.Sprintf("variant %q: harness error: %v", ro.Label, err)
+					problem = fmt.Sprintf("variant %q: harness error: %v", label, err)
 				}
 				return
 			}
