@@ -9,7 +9,7 @@ import (
 )
 
 // TestFindings re-verifies every kro finding (see enginetest.Findings
-// for the modes: reproduce, verify, record, bump). There are none yet.
+// for the modes: reproduce, verify, record, bump).
 func TestFindings(t *testing.T) {
 	p, err := Project()
 	if err != nil {
