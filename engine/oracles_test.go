@@ -26,6 +26,9 @@ func misbehavingProject(t *testing.T) *engine.Project {
 		ctl("fighter-b", func(mgr *ctrlsim.Manager) error {
 			return (&sample.Fighter{Client: mgr.GetClient(), Name: "b"}).SetupWithManager(mgr)
 		}),
+		ctl("poller", func(mgr *ctrlsim.Manager) error {
+			return (&sample.Poller{Client: mgr.GetClient()}).SetupWithManager(mgr)
+		}),
 		ctl("panicker", func(mgr *ctrlsim.Manager) error {
 			return (&sample.Panicker{Client: mgr.GetClient()}).SetupWithManager(mgr)
 		}),
@@ -51,6 +54,9 @@ func TestOracles(t *testing.T) {
 	}{
 		{"non-convergence: two fighters", `"fighter-a", "fighter-b"`, cm("contested", ""), `"search": {"maxSteps": 60},`, `{"name": "o", "type": "nonConvergence"}`, true},
 		{"non-convergence control: one fighter", `"fighter-a"`, cm("contested", ""), `"search": {"maxSteps": 60},`, `{"name": "o", "type": "nonConvergence"}`, false},
+		// No-op writes change nothing: a state that recurs through them is
+		// no cycle (Snapshot.Writes counts writes that changed the store).
+		{"non-convergence control: unconditional no-op writes", `"poller"`, cm("polled-a", `, "data": {"k": "v"}`) + ", " + cm("polled-b", `, "data": {"k": "v"}`), `"search": {"horizon": "1m"},`, `{"name": "o", "type": "nonConvergence"}`, false},
 		{"panic caught with its stack", `"panicker"`, cm("boom", ""), `"search": {"maxSteps": 10},`, `{"name": "o", "type": "panic"}`, true},
 		{"panic control", `"panicker"`, cm("boom", `, "data": {"mode": "x"}`), ``, `{"name": "o", "type": "panic"}`, false},
 		{"cel invariant over every state", `"defaulter"`, cm("app", ""), ``, `{"name": "o", "type": "cel", "scope": "always", "expr": "!has(object('v1', 'ConfigMap', 'default', 'app').data)"}`, true},

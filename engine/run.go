@@ -283,3 +283,24 @@ func oracleDrift(rec *trace.Trace, oracles []compiledOracle) *explore.Divergence
 	}
 	return nil
 }
+
+// VariantLabels lists the labels of the scenario's search variants (the
+// placements of its explored perturbation or action) without running them:
+// for an explored action this costs nothing, for a placed perturbation one
+// run without perturbations. Call it where Run would be called (in a
+// bubble).
+func VariantLabels(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) ([]string, error) {
+	cfg, _, err := Compile(scn, p, opts)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := explore.Variants(ctx, cfg, scn.Search.MaxDepth)
+	if err != nil {
+		return nil, &scenario.Error{File: scn.File(), Field: "perturbations", Msg: err.Error()}
+	}
+	var out []string
+	for _, v := range ev {
+		out = append(out, v.Label)
+	}
+	return out, nil
+}

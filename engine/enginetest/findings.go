@@ -169,34 +169,20 @@ func verb(fails bool) string { return map[bool]string{true: "fails", false: "hol
 
 // allVariants checks a run whose claim covers every variant of the search
 // (finding.Run.Variants "all"). In reference mode, where each run is one
-// variant labelled by it, engine.VariantLabels lists the variants and
-// every variant is then run alone, in its own bubble
+// variant labelled by it, the variants are listed without running them
+// (engine.VariantLabels) and each is run alone, in its own bubble
 // pinned to the scenario's seed: in the shared bubble each variant would
 // draw its jitter where the previous one left the random source, so its run
 // would differ from the one `make record` writes for that variant, and the
 // write-up's per-variant account could not be replayed. In the other
-// modes (several runs per variant), or with one variant, the runs of one
-// engine.Run are checked.
+// modes (several runs per variant) the runs of one engine.Run without a
+// variant filter are checked.
 func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, r finding.Run) (ok, n int, problem string) {
 	t.Helper()
 	o := opts(r)
 	o.Variant = ""
-	// In reference mode the variants' labels are all that is needed before
-	// each runs alone: listing them costs the run the placements are read
-	// from, not a run of every variant.
-	var labels []string
-	if reference := scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference; reference {
-		Bubble(t, scn.Search.Seed, func(t *testing.T) {
-			var err error
-			if labels, err = engine.VariantLabels(t.Context(), scn, p, o); err != nil {
-				problem = "harness error: " + err.Error()
-			}
-		})
-		if problem != "" {
-			return 0, 0, problem
-		}
-	}
-	if len(labels) < 2 {
+	reference := scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference
+	if !reference {
 		var all *engine.Outcome
 		Bubble(t, scn.Search.Seed, func(t *testing.T) {
 			var err error
@@ -208,6 +194,18 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 			return 0, 0, problem
 		}
 		return every(all, f, r)
+	}
+	// Reference mode: list the variants without running them, then run
+	// each alone.
+	var labels []string
+	Bubble(t, scn.Search.Seed, func(t *testing.T) {
+		var err error
+		if labels, err = engine.VariantLabels(t.Context(), scn, p, o); err != nil {
+			problem = "harness error: " + err.Error()
+		}
+	})
+	if problem != "" {
+		return 0, 0, problem
 	}
 	for _, label := range labels {
 		o.Variant = label
@@ -226,6 +224,9 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 				problem = prob
 			}
 		})
+	}
+	if len(labels) == 0 {
+		problem = "the search produced no run"
 	}
 	return ok, n, problem
 }

@@ -126,6 +126,9 @@ func (h *hooks) AfterCall(op *ctrlsim.Op) {
 		w := h.w
 		w.res.Writes[h.p.spec.Name]++
 		w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, Controller: h.p.spec.Name, Kind: op.GVK.GroupKind(), Verb: op.Verb, Sub: op.Subresource})
+		if len(op.Written) > 0 {
+			w.changed++
+		}
 		w.openWindows()
 	}
 }

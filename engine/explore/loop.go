@@ -61,6 +61,7 @@ func (w *world) applyActions() {
 			rec.RV = strconv.FormatInt(evs[len(evs)-1].Rev, 10)
 			rec.Changed = changeOf(evs)
 			w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, Controller: UserWriter, Kind: a.Obj.GroupVersionKind().GroupKind(), Verb: a.Op})
+			w.changed++
 			w.openWindows()
 		}
 		_ = w.tw.Write(rec)
@@ -223,9 +224,11 @@ func (w *world) afterStep() {
 		pending += len(c.q.items) + len(c.q.waiting)
 		queues = append(queues, fmt.Sprintf("%s=%x", c.name, c.q.digest.value()))
 	}
-	// Writes counts this step's accepted controller writes.
-	writes := len(w.res.WriteLog) - w.snapWrites
-	w.snapWrites = len(w.res.WriteLog)
+	// Writes counts this step's writes that changed stored state, as
+	// oracle.Snapshot says: a no-op or a refused write is no progress
+	// and no sign of a cycle.
+	writes := w.changed
+	w.changed = 0
 	storeHash := w.hash.current()
 	w.checkInvariants()
 	// The snapshot hash covers the store and the queues, so DFS treats two

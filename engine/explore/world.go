@@ -92,12 +92,12 @@ type world struct {
 	// run on goroutines of their own and may yield.
 	bubble bool
 	// the last store hash and the revision it was taken at
-	hash       stateHash
-	invRev     int64 // store revision the invariants were last checked at
-	snapWrites int   // len(WriteLog) at the last snapshot
-	tw         *trace.Writer
-	cur        *trace.Step
-	curCtrl    *ctrl
+	hash    stateHash
+	invRev  int64 // store revision the invariants were last checked at
+	changed int   // writes since the last snapshot that changed stored state
+	tw      *trace.Writer
+	cur     *trace.Step
+	curCtrl *ctrl
 	// goroutines: some process runs goroutines of its own (runnables);
 	// their panics and errors wait here for the loop to record them.
 	goroutines     bool

@@ -2,6 +2,8 @@ package sample
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -64,4 +66,28 @@ func (r *Panicker) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	}
 	_ = settings.Mode // nil pointer dereference when mode is unset
 	return reconcile.Result{}, nil
+}
+
+// Poller rewrites each ConfigMap named "polled-*" unchanged on every
+// reconcile (an unconditional update: a no-op for the API server) and polls
+// it again a second later. With two of them the run passes through the same
+// states again and again (one queued, none queued, both queued, ...) with
+// writes in between; it converges all the same: its writes change nothing.
+type Poller struct{ client.Client }
+
+// SetupWithManager wires Poller.
+func (r *Poller) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("poller").For(&corev1.ConfigMap{}).Complete(r)
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Poller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if !strings.HasPrefix(req.Name, "polled-") {
+		return reconcile.Result{}, nil
+	}
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, req.NamespacedName, &cm); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	return reconcile.Result{RequeueAfter: time.Second}, r.Update(ctx, &cm)
 }
