@@ -161,8 +161,11 @@
 //     pod strategy decides too; a scheduled pod would stay Terminating for
 //     its grace period there; fidelity: pod/delete-scheduled-graceful,
 //     pinned).
-//   - Field selectors: the linked kinds' own fields (GetAttrs); others,
-//     and custom resources, metadata.name and metadata.namespace only.
+//   - Field selectors: the linked kinds' own fields (GetAttrs); a CRD
+//     kind's selectableFields of its served version (the custom resource
+//     strategy's GetAttrs, selectable.go); others, metadata.name and
+//     metadata.namespace only. Watches through the REST seam match
+//     metadata.name and metadata.namespace only.
 //   - Lists with resourceVersionMatch NotOlderThan, or a resourceVersion
 //     without a match, are served at the current revision (what the watch
 //     cache serves once it has caught up); continue tokens are the

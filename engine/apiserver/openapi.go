@@ -1,9 +1,11 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/spec3"
@@ -39,4 +41,45 @@ func (s *Server) CRDOpenAPIV3(gv schema.GroupVersion) (doc *spec3.OpenAPI, ok bo
 	}
 	doc, err = builder.MergeSpecsV3(specs...)
 	return doc, true, err
+}
+
+// openAPIMemo is a group version's document as JSON, for the CRDs it was
+// built from (each install of a CRD keeps a copy of its own, so the
+// pointers name the CRDs' versions).
+type openAPIMemo struct {
+	crds []*apiextensionsv1.CustomResourceDefinition
+	doc  []byte
+}
+
+// CRDOpenAPIV3JSON is CRDOpenAPIV3 as JSON, built again only when a CRD of
+// the group version changed: clients fetch the index (every group
+// version's document, for its hash) and documents over and over (kro
+// resolves each child kind's schema at every graph build), and building
+// and encoding them is the dearest thing the REST seam does.
+func (s *Server) CRDOpenAPIV3JSON(gv schema.GroupVersion) (doc []byte, ok bool, err error) {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, k := range s.kinds {
+		if k.CRD && k.crd != nil && k.GVK.GroupVersion() == gv {
+			crds = append(crds, k.crd)
+		}
+	}
+	if len(crds) == 0 {
+		return nil, false, nil
+	}
+	slices.SortFunc(crds, func(a, b *apiextensionsv1.CustomResourceDefinition) int { return strings.Compare(a.Name, b.Name) })
+	if m, hit := s.openAPI[gv]; hit && slices.Equal(m.crds, crds) {
+		return m.doc, true, nil
+	}
+	spec, ok, err := s.CRDOpenAPIV3(gv)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	if doc, err = json.Marshal(spec); err != nil {
+		return nil, true, err
+	}
+	if s.openAPI == nil {
+		s.openAPI = map[schema.GroupVersion]openAPIMemo{}
+	}
+	s.openAPI[gv] = openAPIMemo{crds: crds, doc: doc}
+	return doc, true, nil
 }

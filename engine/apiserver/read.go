@@ -134,7 +134,7 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 	}
 	if lo.Fields != nil && !converted {
 		for _, r := range lo.Fields.Requirements() {
-			if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+			if (k.CRD && !k.crdSelectable(r.Field)) || (!k.CRD && r.Field != "metadata.name" && r.Field != "metadata.namespace") {
 				// The CR handler and the built-in registries word it differently.
 				if k.CRD {
 					return nil, apierrors.NewBadRequest("field label not supported: " + r.Field)

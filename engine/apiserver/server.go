@@ -67,6 +67,8 @@ type Server struct {
 	// notified is the store revision the last notified write left: the
 	// events after it belong to the next write.
 	notified int64
+	// openAPI memoizes CRDOpenAPIV3JSON per group version (openapi.go).
+	openAPI map[schema.GroupVersion]openAPIMemo
 }
 
 // Write describes one request that reached storage (or was refused), for

@@ -290,12 +290,19 @@ func fieldSelector(k *Kind, sel fields.Selector) (fields.Selector, bool, error) 
 }
 
 // selectableFields returns the fields a field selector matches obj on:
-// the registry's GetAttrs for a linked kind that has one, else the object
-// meta fields (generic.ObjectMetaFieldsSet).
+// the registry's GetAttrs for a linked kind that has one, the custom
+// resource strategy's for a CRD kind with selectable fields (selectable.go),
+// else the object meta fields (generic.ObjectMetaFieldsSet).
 func (s *Server) selectableFields(k *Kind, obj *unstructured.Unstructured) (fields.Set, error) {
 	meta := fields.Set{"metadata.name": obj.GetName()}
 	if k.Namespaced {
 		meta["metadata.namespace"] = obj.GetNamespace()
+	}
+	if set, ok, err := k.crdFieldSet(obj); ok {
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		return set, nil
 	}
 	st, ok := linkedStrategy(k)
 	if !ok || st.attrs == nil {

@@ -81,10 +81,11 @@ func (c *Client) gvk(obj runtime.Object) (schema.GroupVersionKind, error) {
 // call runs one API call under the Env lock with hooks around it; ctx
 // names the actor making it (WithActor).
 func (c *Client) call(ctx context.Context, op *Op, fn func() error) error {
+	if err := c.gate(ctx, op); err != nil {
+		return err
+	}
 	c.env.mu.Lock()
 	defer c.env.mu.Unlock()
-	op.Controller = c.name
-	op.Actor = ActorOf(ctx)
 	if err := c.hooks.BeforeCall(op); err != nil {
 		op.Err = err
 		return err
@@ -133,6 +134,7 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	}
 	op := &Op{Verb: "get", GVK: gvk, Namespace: key.Namespace, Name: key.Name}
 	cached := caches != nil && caches(obj, gvk)
+	op.Cached = cached // known before the call: a Gater may tell cached reads apart
 	return c.call(ctx, op, func() error {
 		if cached {
 			op.Cached = true
@@ -183,6 +185,7 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 	}
 	op := &Op{Verb: "list", GVK: gvk, Namespace: lo.Namespace}
 	cached := caches != nil && caches(list, gvk)
+	op.Cached = cached // known before the call: a Gater may tell cached reads apart
 	return c.call(ctx, op, func() error {
 		sel := apiserver.ListOptions{Labels: lo.LabelSelector}
 		var indexed fields.Selector

@@ -126,6 +126,17 @@ type Hooks interface {
 	Event(ev Event)
 }
 
+// Gater is optionally implemented by Hooks: Gate is called before each
+// call of a Client takes the Env lock (with Op.Actor set), and may hold the
+// calling goroutine until the explorer releases it, or refuse the call. The
+// explorer holds the calls of upstream goroutines that are not a Reconcile
+// it runs (runnables, private workqueue workers, client-go reflectors) and
+// releases them one at a time at quiescent points, so their order does not
+// depend on the Go scheduler.
+type Gater interface {
+	Gate(op *Op) error
+}
+
 // NopHooks reads the present and records nothing.
 type NopHooks struct{}
 

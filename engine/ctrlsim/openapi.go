@@ -47,17 +47,30 @@ const openAPIV3Prefix = "openapi/v3"
 
 var (
 	builtinOpenAPIOnce sync.Once
-	builtinOpenAPI     map[string]openapi.GroupVersion
+	builtinOpenAPI     map[string]builtinDoc
 	builtinOpenAPIErr  error
 )
 
 // builtinOpenAPIDocs returns client-go's embedded kube-apiserver documents
-// by path ("api/v1", "apis/apps/v1").
-func builtinOpenAPIDocs() (map[string]openapi.GroupVersion, error) {
+// by path ("api/v1", "apis/apps/v1"), read and hashed once per process
+// (they are constant).
+func builtinOpenAPIDocs() (map[string]builtinDoc, error) {
 	builtinOpenAPIOnce.Do(func() {
-		builtinOpenAPI, builtinOpenAPIErr = openapitest.NewEmbeddedFileClient().Paths()
+		var paths map[string]openapi.GroupVersion
+		paths, builtinOpenAPIErr = openapitest.NewEmbeddedFileClient().Paths()
+		builtinOpenAPI = map[string]builtinDoc{}
+		for p, gv := range paths {
+			b, err := gv.Schema(runtime.ContentTypeJSON)
+			builtinOpenAPI[p] = builtinDoc{doc: b, hash: docHash(b), err: err}
+		}
 	})
 	return builtinOpenAPI, builtinOpenAPIErr
+}
+
+// docHash is the hash a document's serverRelativeURL carries.
+func docHash(doc []byte) string {
+	sum := sha256.Sum256(doc)
+	return strings.ToUpper(hex.EncodeToString(sum[:]))
 }
 
 // openAPIPath is the path of gv's document under /openapi/v3.
@@ -68,27 +81,33 @@ func openAPIPath(gv schema.GroupVersion) string {
 	return "apis/" + gv.Group + "/" + gv.Version
 }
 
-// openAPIDoc returns the JSON document for gv, or ok=false if there is none.
-func (t *restTransport) openAPIDoc(gv schema.GroupVersion) (doc []byte, ok bool, err error) {
+// openAPIDoc returns the JSON document for gv and its hash, or ok=false
+// if there is none.
+func (t *restTransport) openAPIDoc(gv schema.GroupVersion) (doc []byte, hash string, ok bool, err error) {
 	srv := t.c.env.Server
-	spec, ok, err := srv.CRDOpenAPIV3(gv)
+	doc, ok, err = srv.CRDOpenAPIV3JSON(gv)
 	if err != nil {
-		return nil, true, fmt.Errorf("OpenAPI v3 of %s: %w", gv, err)
+		return nil, "", true, fmt.Errorf("OpenAPI v3 of %s: %w", gv, err)
 	}
 	if ok {
-		b, err := json.Marshal(spec)
-		return b, true, err
+		return doc, docHash(doc), true, nil
 	}
 	docs, err := builtinOpenAPIDocs()
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	d, ok := docs[openAPIPath(gv)]
 	if !ok {
-		return nil, false, nil
+		return nil, "", false, nil
 	}
-	b, err := d.Schema(runtime.ContentTypeJSON)
-	return b, true, err
+	return d.doc, d.hash, true, d.err
+}
+
+// builtinDoc is an embedded document's JSON and its hash, read once.
+type builtinDoc struct {
+	doc  []byte
+	hash string
+	err  error
 }
 
 // servedGroupVersions lists the group versions the server serves now, in
@@ -115,16 +134,15 @@ func (t *restTransport) openAPI(path string) (any, int) {
 		}
 		paths := map[string]entry{}
 		for _, gv := range t.servedGroupVersions() {
-			doc, ok, err := t.openAPIDoc(gv)
+			_, hash, ok, err := t.openAPIDoc(gv)
 			if err != nil {
 				return errStatus(apierrors.NewInternalError(err))
 			}
 			if !ok {
 				continue
 			}
-			sum := sha256.Sum256(doc)
 			p := openAPIPath(gv)
-			paths[p] = entry{ServerRelativeURL: "/" + openAPIV3Prefix + "/" + p + "?hash=" + strings.ToUpper(hex.EncodeToString(sum[:]))}
+			paths[p] = entry{ServerRelativeURL: "/" + openAPIV3Prefix + "/" + p + "?hash=" + hash}
 		}
 		return map[string]any{"paths": paths}, http.StatusOK
 	}
@@ -140,7 +158,7 @@ func (t *restTransport) openAPI(path string) (any, int) {
 	if !slices.Contains(t.servedGroupVersions(), gv) {
 		return errStatus(apierrors.NewNotFound(schema.GroupResource{}, path))
 	}
-	doc, ok, err := t.openAPIDoc(gv)
+	doc, _, ok, err := t.openAPIDoc(gv)
 	if err != nil {
 		return errStatus(apierrors.NewInternalError(err))
 	}

@@ -88,8 +88,12 @@ func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if a, ok := body.(aggregated); ok {
 		body, ct = a.list, discovery.AcceptV2
 	}
-	data, err := json.Marshal(body)
-	if err != nil {
+	var data []byte
+	var err error
+	if raw, ok := body.(json.RawMessage); ok {
+		// A document served as it is (OpenAPI v3): already JSON.
+		data = raw
+	} else if data, err = json.Marshal(body); err != nil {
 		return nil, err
 	}
 	return &http.Response{StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
@@ -184,6 +188,12 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		}
 		return l.UnstructuredContent(), http.StatusOK
 	case "watch":
+		// A watch starts where the process's view is and sends its initial
+		// events at once: it waits at the gate as a call does, so where it
+		// starts does not depend on the Go scheduler.
+		if err := t.c.gate(ctx, &Op{Verb: "watch", GVK: gvk, Namespace: ri.Namespace}); err != nil {
+			return errStatus(err)
+		}
 		return t.watch(ri.Namespace, gvk, q, meta)
 	case "create":
 		want := gvk

@@ -35,6 +35,9 @@ type watcher struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	frames [][]byte
+	// ready is how many of frames a flush released: only those are
+	// written, even if the writer is busy when more are queued.
+	ready  int
 	closed bool
 	pw     *io.PipeWriter
 }
@@ -65,11 +68,16 @@ func (b watchBody) Close() error {
 func (w *watcher) run() {
 	for {
 		w.mu.Lock()
-		for len(w.frames) == 0 && !w.closed {
+		for w.ready == 0 && !w.closed {
 			w.cond.Wait()
 		}
-		frames, closed := w.frames, w.closed
-		w.frames = nil
+		n := w.ready
+		if w.closed {
+			n = len(w.frames)
+		}
+		frames, closed := w.frames[:n:n], w.closed
+		w.frames = w.frames[n:]
+		w.ready = 0
 		w.mu.Unlock()
 		for _, f := range frames {
 			if _, err := w.pw.Write(f); err != nil {
@@ -103,6 +111,7 @@ func (w *watcher) queue(f []byte) {
 func (w *watcher) flush() {
 	w.mu.Lock()
 	if len(w.frames) > 0 {
+		w.ready = len(w.frames)
 		w.cond.Signal()
 	}
 	w.mu.Unlock()

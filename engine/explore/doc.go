@@ -20,9 +20,17 @@
 // waits until every goroutine blocks (synctest.Wait); virtual time moves
 // only when all are blocked, so their work happens between steps or while
 // a reconcile sleeps, and their writes are trace notes. Runs with
-// goroutines are never quiescent: they stop at the horizon. Two goroutines
-// woken at the same virtual instant may interleave their calls in either
-// order (the run-twice check names the first step that differs). Controllers
+// goroutines are never quiescent: they stop at the horizon. The API calls
+// and REST-seam watches of goroutines that are not a Reconcile the loop
+// runs (runnables, private workqueue workers, reflectors, their errgroups)
+// wait at a call gate (gate.go) and are released one at a time at the
+// loop's quiescent points, least by verb, kind and key first, so their
+// order is the engine's; cached reads pass. What such goroutines do to
+// memory they share between calls is still theirs (the run-twice check
+// names the first step that differs). A write fault placed at a process's
+// Nth write of the run applies to their writes too: the write fails, the
+// process's later calls fail, and the loop restarts the process at its
+// next quiescent point. Controllers
 // added at runtime are adopted after the step that added them. A crash
 // restarts the whole process (its context is cancelled, stopping its
 // goroutines).

@@ -15,6 +15,9 @@ import (
 type hooks struct {
 	w *world
 	p *proc
+	// gen is the process start this manager belongs to: once the process
+	// restarted, the calls its previous goroutines still make fail.
+	gen int
 }
 
 // current returns the process's controller whose reconcile is running on
@@ -73,11 +76,14 @@ func (h *hooks) Delivering(gk schema.GroupKind, ev store.Event) bool {
 func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 	p := h.p
 	f := h.flightOf(op)
-	if p.crashed || (f != nil && f.orphan) {
+	if p.crashed || h.gen != p.gen || (f != nil && f.orphan) {
 		return errCrashed
 	}
-	if !op.IsWrite() || f == nil {
+	if !op.IsWrite() {
 		return nil
+	}
+	if f == nil {
+		return h.outsideWriteFault(op)
 	}
 	c := f.c
 	c.stepWrite++

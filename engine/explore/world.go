@@ -38,8 +38,11 @@ type proc struct {
 	mgr       *ctrlsim.Manager
 	ctrls     []*ctrl
 	crashed   bool
-	crashedBy string
-	crashes   int
+	// crashedOutside: it crashed at a write made outside a Reconcile
+	// (gate.go); the loop restarts it at its next quiescent point.
+	crashedOutside bool
+	crashedBy      string
+	crashes        int
 	// nextResync is when its informers resync next (its manager's
 	// SyncPeriod after its start, then every period).
 	nextResync time.Time
@@ -101,7 +104,10 @@ type world struct {
 	kick           chan struct{}
 	runnablePanics []oracle.PanicRecord
 	runnableErrs   []string
-	res            *Result
+	// gate holds the calls of upstream goroutines other than Reconciles
+	// until the loop releases them (gate.go).
+	gate gate
+	res  *Result
 }
 
 type runDirKey struct{}
@@ -261,7 +267,7 @@ func (w *world) startProcess(p *proc) error {
 	}
 	p.ctx, p.cancel = context.WithCancel(w.ctx)
 	p.runnables = 0
-	mgr, err := ctrlsim.NewManager(w.env, p.spec.Name, &hooks{w: w, p: p}, p.spec.Manager)
+	mgr, err := ctrlsim.NewManager(w.env, p.spec.Name, &hooks{w: w, p: p, gen: p.gen}, p.spec.Manager)
 	if err != nil {
 		return err
 	}
@@ -401,6 +407,7 @@ func (w *world) stopProcesses() {
 			p.mgr.Cache().CloseWatches()
 		}
 	}
+	w.closeGate()
 	if w.goroutines {
 		synctest.Wait()
 	}
@@ -451,6 +458,9 @@ func (w *world) settle() {
 	// informer's), and they must act before the engine goes on, not beside
 	// it.
 	synctest.Wait()
+	// Calls upstream's goroutines made meanwhile waited at the gate:
+	// released one at a time, in an order of the engine's.
+	w.releaseGated()
 	for _, pr := range w.runnablePanics {
 		pr.Step = w.step
 		w.res.Panics = append(w.res.Panics, pr)

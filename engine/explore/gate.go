@@ -1,0 +1,205 @@
+package explore
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing/synctest"
+
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+)
+
+// The call gate: calls of upstream goroutines that are not a Reconcile.
+//
+// A Reconcile the loop runs (a flight) names itself through its context
+// (ctrlsim.WithActor), and its calls go through at once: it is the step.
+// Every other goroutine of upstream's (a runnable, the workers of a private
+// workqueue such as kro's DynamicController, their errgroups, client-go
+// reflectors) runs beside the loop whenever something wakes it: a watch
+// event the loop released, a timer, a channel a Reconcile fed. Left alone,
+// their calls interleave with each other's and with a running step's in an
+// order the Go scheduler decides, and two runs of a scenario differ.
+//
+// So their calls wait at the gate (ctrlsim.Gater, before the Env lock), and
+// the loop releases them at its quiescent points (settle), one at a time,
+// the least by verb, kind, namespace and name first, letting every
+// goroutine run until it blocks again after each (synctest.Wait). What is
+// still left to the scheduler: two waiting calls with the same verb and
+// key (two goroutines reading or writing the same object at the same
+// quiescent point) go in either order, and what goroutines do between
+// calls in memory they share (upstream's own locks and maps) is theirs.
+//
+// Calls gated this way belong to no step: their writes are notes between
+// steps, as runnables' writes were. A Reconcile that calls with a context
+// not derived from its own (context.Background inside Reconcile) is such a
+// caller too: its call waits until the step has yielded (the Reconcile is
+// blocked on it) and the loop releases it.
+//
+// A write fault counted by the process's writes in the run (Crash
+// AtRunWrite, how searched crashes are placed) applies to released writes
+// too: the write is not made and fails, the process is marked crashed so
+// every later call of its goroutines fails (no effect escapes the crash
+// point, as when a process dies), and once the goroutines block again the
+// loop restarts the process as a crash in a Reconcile does (its context
+// cancelled, a fresh manager, Setup again, queues dropped, informers
+// re-listed). No panic is raised on upstream's goroutine: upstream may
+// recover it, or it may kill the test binary; the calls fail instead. A
+// fault counted per Reconcile (atWrite) never applies outside one.
+//
+// Outside a bubble (benchmarks) nothing is gated: there is no quiescent
+// point to release at.
+
+// gate holds the waiting calls.
+type gate struct {
+	mu      sync.Mutex
+	waiting []*gated
+	closed  bool
+}
+
+// gated is one call waiting for the loop to release it.
+type gated struct {
+	key     string
+	release chan struct{}
+	err     error // set before release when the call must fail
+}
+
+// errStopped fails the calls of upstream's goroutines once the run ended.
+var errStopped = errors.New("explore: the run has ended; this call was not made")
+
+var _ ctrlsim.Gater = (*hooks)(nil)
+
+// Gate implements ctrlsim.Gater.
+func (h *hooks) Gate(op *ctrlsim.Op) error {
+	w := h.w
+	if !w.bubble {
+		return nil
+	}
+	if _, ok := op.Actor.(*flight); ok {
+		return nil
+	}
+	if op.Cached {
+		// A read of the process's own informer view: what it shows is the
+		// loop's to decide (views move when the loop syncs them or a
+		// visibility bound allows), and handlers and map functions the
+		// loop runs on its own goroutine read it (the loop cannot wait
+		// for itself).
+		return nil
+	}
+	w.env.Lock()
+	dead := h.gen != h.p.gen || h.p.crashed
+	w.env.Unlock()
+	if dead {
+		// A goroutine of a process that crashed or restarted since: its
+		// call fails now (it would fail when released too).
+		return errCrashed
+	}
+	g := &gated{key: op.Verb + " " + op.Subresource + " " + kindString(op.GVK) + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})}
+	w.gate.mu.Lock()
+	if w.gate.closed {
+		w.gate.mu.Unlock()
+		return errStopped
+	}
+	w.gate.waiting = append(w.gate.waiting, g)
+	w.gate.mu.Unlock()
+	// The loop may be asleep until its next timer: wake it.
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	<-g.release
+	return g.err
+}
+
+// releaseGated releases the waiting calls one at a time, least key first,
+// letting every goroutine run until it blocks after each, and restarts
+// the processes that crashed at a released write, until no call waits.
+// The caller has waited for quiescence (synctest.Wait). It reports whether
+// it released or restarted anything.
+func (w *world) releaseGated() bool {
+	any := false
+	for {
+		w.gate.mu.Lock()
+		if len(w.gate.waiting) == 0 {
+			w.gate.mu.Unlock()
+			if !w.restartCrashedOutside() {
+				return any
+			}
+			any = true
+			synctest.Wait()
+			continue
+		}
+		i := 0
+		for j, g := range w.gate.waiting {
+			if g.key < w.gate.waiting[i].key {
+				i = j
+			}
+		}
+		g := w.gate.waiting[i]
+		w.gate.waiting = append(w.gate.waiting[:i], w.gate.waiting[i+1:]...)
+		w.gate.mu.Unlock()
+		any = true
+		close(g.release)
+		synctest.Wait()
+	}
+}
+
+// closeGate fails every waiting call and every later one: the run ended.
+func (w *world) closeGate() {
+	w.gate.mu.Lock()
+	w.gate.closed = true
+	gs := w.gate.waiting
+	w.gate.waiting = nil
+	w.gate.mu.Unlock()
+	for _, g := range gs {
+		g.err = errStopped
+		close(g.release)
+	}
+}
+
+// outsideWriteFault is BeforeCall for a write made outside any Reconcile
+// of the process: a write fault counted by the process's writes in the
+// run crashes the process there (see the comment at the top).
+func (h *hooks) outsideWriteFault(op *ctrlsim.Op) error {
+	p, w := h.p, h.w
+	wc := WriteContext{Controller: p.spec.Name, InRun: w.res.Writes[p.spec.Name] + 1}
+	for _, a := range w.active {
+		wf, ok := a.p.(WriteFault)
+		if !ok || !a.inForce() {
+			continue
+		}
+		wc.Applied = a.applied
+		if !wf.CrashAt(wc) {
+			continue
+		}
+		a.applied++
+		p.crashed = true
+		p.crashedOutside = true
+		p.crashedBy = a.p.Describe()
+		op.Err = errCrashed
+		w.note(fmt.Sprintf("%s crashed at its write %d of the run, made outside a reconcile (%s %s %s; %s): the write is not made, the process's later calls fail until it restarts",
+			p.spec.Name, wc.InRun, op.Verb, kindString(op.GVK), keyString(op.Namespace, op.Name), p.crashedBy))
+		return errCrashed
+	}
+	return nil
+}
+
+// restartCrashedOutside restarts the processes that crashed at a write
+// made outside a Reconcile. It reports whether it restarted any (their new
+// goroutines then need to settle).
+func (w *world) restartCrashedOutside() bool {
+	restarted := false
+	for _, p := range w.procs {
+		if !p.crashed || !p.crashedOutside {
+			continue
+		}
+		p.crashedOutside = false
+		p.crashes++
+		restarted = true
+		if err := w.startProcess(p); err != nil {
+			w.note(fmt.Sprintf("%s: restart after its crash outside a reconcile failed: %v", p.spec.Name, err))
+			continue
+		}
+		w.note(fmt.Sprintf("process %s restarted after its crash outside a reconcile: its queues dropped, informers re-listed", p.spec.Name))
+	}
+	return restarted
+}

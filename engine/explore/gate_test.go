@@ -1,0 +1,139 @@
+package explore_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/enginetest"
+	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/internal/sample"
+	"github.com/ctrlbugs/corpus/engine/perturb"
+)
+
+// TestCrashOutsideReconcile: a crash placed at a process's run write that
+// a runnable makes (the Beacon's first write, at 25s) fails that write,
+// and the process restarts at the next quiescent point: the new Beacon
+// starts over and writes at 50s, 25s after its start. A crash counted per
+// reconcile (atWrite) does not apply to a runnable's writes. Two runs give
+// byte-identical traces.
+func TestCrashOutsideReconcile(t *testing.T) {
+	cases := []struct {
+		name      string
+		crash     perturb.Crash
+		wantSince string
+		wantNote  bool
+	}{
+		{"at run write 1", perturb.Crash{Controller: "beacon", AtRunWrite: 1}, "25s", true},
+		{"atWrite 1 of a reconcile: none", perturb.Crash{Controller: "beacon", AtWrite: 1}, "50s", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var traces [2][]byte
+			for i := range traces {
+				enginetest.Bubble(t, 1, func(t *testing.T) {
+					cfg := &explore.Config{
+						Scenario: "outside-crash",
+						Cluster:  explore.Cluster{Scheme: scheme(t)},
+						Controllers: []explore.Controller{{Name: "beacon", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+							return mgr.Add(&sample.Beacon{Client: mgr.GetClient(), Period: 25 * time.Second})
+						}}},
+						Perturbations: []explore.Perturbation{tc.crash},
+						Horizon:       time.Minute,
+					}
+					r, tr := runTrace(t, cfg)
+					traces[i] = r.Trace
+					b := find(r.Final, "ConfigMap", "beacon")
+					if b == nil || b.Object["data"].(map[string]any)["since"] != tc.wantSince {
+						t.Errorf("beacon %v, want since=%s", b, tc.wantSince)
+					}
+					crashed, restarted := false, false
+					for _, n := range tr.Notes {
+						crashed = crashed || strings.Contains(n.Text, "beacon crashed at its write 1 of the run, made outside a reconcile")
+						restarted = restarted || strings.Contains(n.Text, "process beacon restarted after its crash outside a reconcile")
+					}
+					if crashed != tc.wantNote || restarted != tc.wantNote {
+						t.Errorf("crash note %v, restart note %v, want %v", crashed, restarted, tc.wantNote)
+					}
+				})
+			}
+			if !bytes.Equal(traces[0], traces[1]) {
+				t.Fatalf("two runs differ")
+			}
+		})
+	}
+}
+
+// creator is a runnable that, at its first tick, does some work of its own
+// (rounds of hashing, real CPU, no virtual time) and then creates the
+// ConfigMap name.
+type creator struct {
+	client client.Client
+	name   string
+	rounds int
+}
+
+func (c *creator) Start(ctx context.Context) error {
+	t := time.NewTimer(10 * time.Second)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-t.C:
+	}
+	sum := sha256.Sum256([]byte(c.name))
+	for range c.rounds {
+		sum = sha256.Sum256(sum[:])
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: c.name}, Data: map[string]string{"sum": hex.EncodeToString(sum[:4])}}
+	return c.client.Create(ctx, cm)
+}
+
+// TestCallGateOrdersGoroutines: two runnables woken at the same virtual
+// instant each create a ConfigMap; "z" calls at once, "a" only after a
+// while of work of its own. Their calls wait at the gate and are released
+// least key first, so "a" is always created first (without the gate "z"
+// wins the race), and every run gives the same trace.
+func TestCallGateOrdersGoroutines(t *testing.T) {
+	var first []byte
+	for i := range 3 {
+		enginetest.Bubble(t, 1, func(t *testing.T) {
+			cfg := &explore.Config{
+				Scenario: "gate",
+				Cluster:  explore.Cluster{Scheme: scheme(t)},
+				Controllers: []explore.Controller{{Name: "creators", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+					if err := mgr.Add(&creator{client: mgr.GetClient(), name: "z"}); err != nil {
+						return err
+					}
+					return mgr.Add(&creator{client: mgr.GetClient(), name: "a", rounds: 200000})
+				}}},
+				Horizon: time.Minute,
+			}
+			r, _ := runTrace(t, cfg)
+			a, z := find(r.Final, "ConfigMap", "a"), find(r.Final, "ConfigMap", "z")
+			if a == nil || z == nil {
+				t.Fatalf("ConfigMaps a %v, z %v: want both", a, z)
+			}
+			ra, _ := strconv.Atoi(a.GetResourceVersion())
+			rz, _ := strconv.Atoi(z.GetResourceVersion())
+			if ra >= rz {
+				t.Errorf("a created at revision %d, z at %d: want a first (the gate releases the least key first)", ra, rz)
+			}
+			if i == 0 {
+				first = r.Trace
+			} else if !bytes.Equal(first, r.Trace) {
+				t.Errorf("run %d differs from the first", i)
+			}
+		})
+	}
+}

@@ -1,0 +1,244 @@
+// Package kro wires KRO's controllers (github.com/kubernetes-sigs/kro, pinned
+// in go.mod) to the ctrlbugs engine as upstream's cmd/controller/main.go
+// wires them. What is real and what is not is in README.md.
+package kro
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	internalv1alpha1 "github.com/kubernetes-sigs/kro/api/internal.kro.run/v1alpha1"
+	xv1alpha1 "github.com/kubernetes-sigs/kro/api/v1alpha1"
+	kroclient "github.com/kubernetes-sigs/kro/pkg/client"
+	graphrevisionctrl "github.com/kubernetes-sigs/kro/pkg/controller/graphrevision"
+	resourcegraphdefinitionctrl "github.com/kubernetes-sigs/kro/pkg/controller/resourcegraphdefinition"
+	"github.com/kubernetes-sigs/kro/pkg/dynamiccontroller"
+	"github.com/kubernetes-sigs/kro/pkg/graph"
+	"github.com/kubernetes-sigs/kro/pkg/graph/revisions"
+
+	ctrlbugs "github.com/ctrlbugs/corpus/engine"
+	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/explore"
+)
+
+// UpstreamModule is the upstream module this harness pins.
+const UpstreamModule = "github.com/kubernetes-sigs/kro"
+
+// ProcessName is the one process this harness runs: KRO's controller
+// manager (cmd/controller).
+const ProcessName = "kro"
+
+// The flags' defaults (cmd/controller/main.go:98-176 at v0.9.4).
+const (
+	defaultAllowCRDDeletion         = false
+	defaultRGDConcurrency           = 1
+	defaultGraphRevisionConcurrency = 1
+	defaultDynamicWorkers           = 1
+	defaultMinRetryDelay            = 200 * time.Millisecond
+	defaultMaxRetryDelay            = 1000 * time.Second
+	defaultRateLimit                = 10
+	defaultBurstLimit               = 100
+	defaultInstanceRequeueInterval  = 3 * time.Second
+	defaultResyncPeriodSeconds      = 36000
+	defaultQueueMaxRetries          = 20
+	defaultQPS                      = 100
+	defaultBurst                    = 150
+	defaultMaxCollectionSize        = 1000
+	defaultMaxCollectionDimension   = 10
+	defaultMaxGraphRevisions        = 5
+	defaultProgressRequeueDelay     = 3 * time.Second
+)
+
+// crdFiles are KRO's own CRDs, read from the pinned module (helm/crds).
+var crdFiles = []string{
+	"kro.run_resourcegraphdefinitions.yaml",
+	"internal.kro.run_graphrevisions.yaml",
+}
+
+// Scheme returns the scheme upstream's main builds (main.go:54-61).
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, internalv1alpha1.AddToScheme, xv1alpha1.AddToScheme, extv1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// upstreamModules lists the modules whose versions traces record.
+var upstreamModules = []string{UpstreamModule, "sigs.k8s.io/controller-runtime", "k8s.io/client-go"}
+
+// Project returns the engine project for KRO: its CRDs from the pinned
+// module and one process, "kro", whose Setup wires what main wires.
+func Project() (*ctrlbugs.Project, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	versions, err := ctrlbugs.ModuleVersions(upstreamModules...)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := ctrlbugs.ModuleDir(UpstreamModule)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("%s is not in the module cache: run `go mod download` in projects/kro", UpstreamModule)
+	}
+	install := func(srv *apiserver.Server) error {
+		for _, f := range crdFiles {
+			if err := srv.InstallCRDFile(filepath.Join(dir, "helm", "crds", f)); err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+		}
+		return nil
+	}
+	return &ctrlbugs.Project{
+		Name:     "kro",
+		Upstream: versions,
+		Cluster:  explore.Cluster{Scheme: scheme, Install: install},
+		Defines:  rgdKinds,
+		Controllers: []explore.Controller{{
+			Name:  ProcessName,
+			Setup: Setup,
+		}},
+	}, nil
+}
+
+// Setup does what KRO's main does (cmd/controller/main.go:197-318 at
+// v0.9.4) against the engine's manager:
+//
+//   - kroclient.NewSet over the manager's REST config (the engine's
+//     in-process REST seam) instead of the kubeconfig: every client in the
+//     set (kubernetes, metadata, dynamic, apiextensions, the dynamic REST
+//     mapper) is upstream's, talking to the seam;
+//   - the DynamicController, the graph builder (with upstream's own schema
+//     resolver over discovery's OpenAPI v3, served by the seam), the
+//     revisions registry, the ResourceGraphDefinition and GraphRevision
+//     reconcilers with their SetupWithManager, and mgr.Add(dc), as main;
+//   - not done: metrics.Register (a process restart would register the
+//     collectors twice; nothing reads them), health checks, pprof, leader
+//     election (off by default upstream), the zap logger (the engine's).
+func Setup(_ context.Context, mgr *ctrlsim.Manager) error {
+	set, err := kroclient.NewSet(kroclient.Config{
+		RestConfig: mgr.GetConfig(),
+		QPS:        defaultQPS,
+		Burst:      defaultBurst,
+	})
+	if err != nil {
+		return fmt.Errorf("unable to create client set: %w", err)
+	}
+	restConfig := set.RESTConfig()
+
+	dc := dynamiccontroller.NewDynamicController(mgr.GetLogger(), dynamiccontroller.Config{
+		Workers:         defaultDynamicWorkers,
+		ResyncPeriod:    time.Duration(defaultResyncPeriodSeconds) * time.Second,
+		QueueMaxRetries: defaultQueueMaxRetries,
+		MinRetryDelay:   defaultMinRetryDelay,
+		MaxRetryDelay:   defaultMaxRetryDelay,
+		RateLimit:       defaultRateLimit,
+		BurstLimit:      defaultBurstLimit,
+	}, set.Metadata(), set.RESTMapper())
+
+	sr, err := schemaResolver(restConfig, set)
+	if err != nil {
+		return fmt.Errorf("failed to create schema resolver: %w", err)
+	}
+	builder, err := graph.NewBuilder(restConfig, set.HTTPClient(), graph.WithSchemaResolver(sr))
+	if err != nil {
+		return fmt.Errorf("unable to create resource graph definition graph builder: %w", err)
+	}
+	registry := revisions.NewRegistry()
+	rgdConfig := graph.RGDConfig{
+		MaxCollectionSize:          defaultMaxCollectionSize,
+		MaxCollectionDimensionSize: defaultMaxCollectionDimension,
+	}
+
+	rgd := resourcegraphdefinitionctrl.NewResourceGraphDefinitionReconciler(set, dc, builder, registry,
+		resourcegraphdefinitionctrl.Config{
+			AllowCRDDeletion:        defaultAllowCRDDeletion,
+			InstanceRequeueInterval: defaultInstanceRequeueInterval,
+			ProgressRequeueDelay:    defaultProgressRequeueDelay,
+			MaxConcurrentReconciles: defaultRGDConcurrency,
+			MaxGraphRevisions:       defaultMaxGraphRevisions,
+			RGDConfig:               rgdConfig,
+		})
+	if err := rgd.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("unable to create controller ResourceGraphDefinition: %w", err)
+	}
+
+	gv := graphrevisionctrl.NewGraphRevisionReconciler(builder, registry, defaultGraphRevisionConcurrency, rgdConfig)
+	if err := gv.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("unable to create controller GraphRevision: %w", err)
+	}
+
+	if err := mgr.Add(dc); err != nil {
+		return fmt.Errorf("unable to add dynamic controller to manager: %w", err)
+	}
+	return nil
+}
+
+// rgdKinds returns the kind a ResourceGraphDefinition makes served once
+// the RGD controller has written its CRD: spec.schema.kind at
+// spec.schema.apiVersion in spec.schema.group (default kro.run), as
+// upstream's graph/crd package renders it.
+func rgdKinds(o map[string]any) []schema.GroupVersionKind {
+	av, _ := o["apiVersion"].(string)
+	if av != xv1alpha1.GroupVersion.String() || o["kind"] != "ResourceGraphDefinition" {
+		return nil
+	}
+	spec, _ := o["spec"].(map[string]any)
+	s, _ := spec["schema"].(map[string]any)
+	kind, _ := s["kind"].(string)
+	version, _ := s["apiVersion"].(string)
+	group, _ := s["group"].(string)
+	if group == "" {
+		group = xv1alpha1.KRODomainName
+	}
+	if kind == "" || version == "" {
+		return nil
+	}
+	return []schema.GroupVersionKind{{Group: group, Version: version, Kind: kind}}
+}
+
+// The schema cache's parameters upstream passes (resolver.go:44-48).
+const (
+	schemaCacheSize = 500
+	schemaCacheTTL  = 5 * time.Minute
+)
+
+// schemaResolver builds what upstream's schemaresolver.NewCombinedResolver
+// builds (pkg/graph/schema/resolver/resolver.go:29-58 at v0.9.4), which
+// graph.NewBuilder uses when given none: the compiled-in definitions of
+// apiextensions-apiserver's generated OpenAPI (core resolver) combined with
+// a ClientDiscoveryResolver over discovery's OpenAPI v3 (here the REST
+// seam's /openapi/v3), cached for 5 minutes. One layer is ours: upstream's
+// NewTTLCachedSchemaResolver starts a goroutine that can never be stopped,
+// which a run's synctest bubble cannot end with, so the cache is
+// ttlResolver (same size, same TTL, expiry checked on lookup). It is passed
+// to graph.NewBuilder with upstream's graph.WithSchemaResolver.
+func schemaResolver(cfg *rest.Config, set *kroclient.Set) (resolver.SchemaResolver, error) {
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, set.HTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	core := resolver.NewDefinitionsSchemaResolver(openapi.GetOpenAPIDefinitions, clientgoscheme.Scheme)
+	cached := newTTLResolver(&resolver.ClientDiscoveryResolver{Discovery: dc}, schemaCacheSize, schemaCacheTTL)
+	return core.Combine(cached), nil
+}
