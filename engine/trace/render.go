@@ -149,11 +149,16 @@ final:
 
 // Mermaid renders a trace as a Mermaid sequence diagram: controllers and the
 // API server as participants, stale reads and 409s marked.
-func Mermaid(t *Trace, maxSteps int) string {
+func Mermaid(t *Trace, maxSteps int) string { return MermaidFrom(t, 1, maxSteps) }
+
+// MermaidFrom is Mermaid starting at step from (earlier steps, and the
+// actions and notes before it, are left out): a write-up can draw the part
+// of a long run its account is about.
+func MermaidFrom(t *Trace, from, maxSteps int) string {
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n")
 	b.WriteString("    participant user\n")
-	for _, c := range participants(t, maxSteps) {
+	for _, c := range participants(t, from, maxSteps) {
 		fmt.Fprintf(&b, "    participant %s as %s\n", mid(c), esc(c))
 	}
 	b.WriteString("    participant api as API server\n")
@@ -164,6 +169,9 @@ func Mermaid(t *Trace, maxSteps int) string {
 	for _, line := range t.Lines {
 		switch r := line.(type) {
 		case Action:
+			if r.Step < from-1 {
+				continue
+			}
 			fmt.Fprintf(&b, "    user->>api: t=%s %s %s\n", r.T, esc(r.Op), esc(r.Key))
 			switch {
 			case r.Outcome != "ok":
@@ -174,11 +182,20 @@ func Mermaid(t *Trace, maxSteps int) string {
 				b.WriteString("    api-->>user: ok, no change\n")
 			}
 		case Note:
+			if r.Step < from-1 {
+				continue
+			}
 			fmt.Fprintf(&b, "    Note over user,api: t=%s %s\n", r.T, esc(r.Text))
 		case Step:
+			if r.Step < from {
+				continue
+			}
+			if from > 1 && shown == 0 {
+				fmt.Fprintf(&b, "    Note over api: steps 1-%d left out\n", from-1)
+			}
 			shown++
 			if maxSteps > 0 && shown > maxSteps {
-				fmt.Fprintf(&b, "    Note over api: %d more steps\n", len(t.Steps)-maxSteps)
+				fmt.Fprintf(&b, "    Note over api: %d more steps\n", len(t.Steps)-(from-1)-maxSteps)
 				break
 			}
 			c := mid(r.Controller)
@@ -320,14 +337,19 @@ func upstream(h Header) string {
 // controller in order of first appearance (a process's controllers are
 // "process/controller", one participant each), then the scenario's
 // controllers that took no step under their own name or as a process.
-// Only the first maxSteps steps count (0: all), as only they are drawn.
-func participants(t *Trace, maxSteps int) []string {
+// Only the steps drawn count: from step from on, at most maxSteps (0: all).
+func participants(t *Trace, from, maxSteps int) []string {
 	var out []string
 	seen := map[string]bool{}
-	for i, s := range t.Steps {
-		if maxSteps > 0 && i >= maxSteps {
+	n := 0
+	for _, s := range t.Steps {
+		if s.Step < from {
+			continue
+		}
+		if maxSteps > 0 && n >= maxSteps {
 			break
 		}
+		n++
 		if !seen[s.Controller] {
 			seen[s.Controller] = true
 			out = append(out, s.Controller)

@@ -114,3 +114,29 @@ func TestMermaidProcessParticipants(t *testing.T) {
 		t.Errorf("the process is declared though its controllers are:\n%s", m)
 	}
 }
+
+// TestMermaidFrom: a diagram that starts at a later step leaves out the
+// steps and actions before it and says so.
+func TestMermaidFrom(t *testing.T) {
+	w := trace.NewWriter()
+	for _, r := range []any{
+		trace.Header{Type: "header", Schema: trace.Schema, Scenario: "s", Run: "r", Mode: "run", Seed: 1, Engine: "e", Controllers: []string{"c"}},
+		trace.Step{Type: "step", Step: 1, T: "0s", End: "0s", Controller: "c", Request: "early", Result: "ok"},
+		trace.Action{Type: "action", Step: 1, T: "1s", Name: "a", Op: "delete", Key: "ConfigMap default/x", Outcome: "ok"},
+		trace.Step{Type: "step", Step: 2, T: "1s", End: "1s", Controller: "c", Request: "late", Result: "ok"},
+		trace.Step{Type: "step", Step: 3, T: "2s", End: "2s", Controller: "c", Request: "later", Result: "ok"},
+		trace.Final{Type: "final", Steps: 3, T: "2s", Stop: "quiescent", StateHash: "sha256:00"},
+	} {
+		_ = w.Write(r)
+	}
+	tr, _ := trace.Read(bytes.NewReader(w.Bytes()))
+	m := trace.MermaidFrom(tr, 2, 1)
+	for _, want := range []string{"steps 1-1 left out", "user->>api: t=1s delete", "step 2 t=1s reconcile late", "1 more steps"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("diagram lacks %q:\n%s", want, m)
+		}
+	}
+	if strings.Contains(m, "reconcile early") {
+		t.Errorf("diagram shows a step before from:\n%s", m)
+	}
+}

@@ -1,7 +1,7 @@
 // Command trace-render prints a recorded trace as a text timeline or as a
 // Mermaid sequence diagram.
 //
-//	trace-render [-mermaid] [-steps N] findings/fluxcd/fluxcd-f1.trace.jsonl
+//	trace-render [-mermaid [-from N]] [-steps N] findings/fluxcd/fluxcd-f1.trace.jsonl
 package main
 
 import (
@@ -15,9 +15,10 @@ import (
 func main() {
 	mermaid := flag.Bool("mermaid", false, "print a Mermaid sequence diagram instead of a timeline")
 	steps := flag.Int("steps", 0, "show at most this many steps (0: all)")
+	from := flag.Int("from", 1, "with -mermaid, start the diagram at this step")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: trace-render [-mermaid] [-steps N] TRACE.jsonl")
+		fmt.Fprintln(os.Stderr, "usage: trace-render [-mermaid [-from N]] [-steps N] TRACE.jsonl")
 		os.Exit(2)
 	}
 	t, err := trace.ReadFile(flag.Arg(0))
@@ -26,7 +27,7 @@ func main() {
 		os.Exit(1)
 	}
 	if *mermaid {
-		fmt.Print(trace.Mermaid(t, *steps))
+		fmt.Print(trace.MermaidFrom(t, *from, *steps))
 		return
 	}
 	fmt.Print(trace.Timeline(t, *steps))
