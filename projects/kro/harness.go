@@ -231,14 +231,17 @@ const (
 // seam's /openapi/v3), cached for 5 minutes. One layer is ours: upstream's
 // NewTTLCachedSchemaResolver starts a goroutine that can never be stopped,
 // which a run's synctest bubble cannot end with, so the cache is
-// ttlResolver (same size, same TTL, expiry checked on lookup). It is passed
-// to graph.NewBuilder with upstream's graph.WithSchemaResolver.
+// ttlResolver (same size, same TTL, expiry checked on lookup); and the
+// discovery resolver is docResolver, upstream's ClientDiscoveryResolver
+// making the same requests but parsing a document it has seen before only
+// once per test binary. It is passed to graph.NewBuilder with upstream's
+// graph.WithSchemaResolver.
 func schemaResolver(cfg *rest.Config, set *kroclient.Set) (resolver.SchemaResolver, error) {
 	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, set.HTTPClient())
 	if err != nil {
 		return nil, err
 	}
 	core := resolver.NewDefinitionsSchemaResolver(openapi.GetOpenAPIDefinitions, clientgoscheme.Scheme)
-	cached := newTTLResolver(&resolver.ClientDiscoveryResolver{Discovery: dc}, schemaCacheSize, schemaCacheTTL)
+	cached := newTTLResolver(&docResolver{disc: dc}, schemaCacheSize, schemaCacheTTL)
 	return core.Combine(cached), nil
 }
