@@ -3,8 +3,8 @@ package kro
 import (
 	"bytes"
 	"encoding/json"
-	"hash/maphash"
 	"fmt"
+	"hash/maphash"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
