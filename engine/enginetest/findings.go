@@ -176,9 +176,14 @@ func verb(fails bool) string { return map[bool]string{true: "fails", false: "hol
 // would differ from the one `make record` writes for that variant, and the
 // write-up's per-variant account could not be replayed. In the other
 // modes (several runs per variant) the runs of one engine.Run without a
-// variant filter are checked.
-func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, r finding.Run) (ok, n int, problem string) {
+// variant filter are checked. which names the finding's run: "primary" or
+// "control".
+func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, which string) (ok, n int, problem string) {
 	t.Helper()
+	r := f.Primary
+	if which == "control" {
+		r = f.Control
+	}
 	o := opts(r)
 	o.Variant = ""
 	reference := scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference
@@ -196,7 +201,7 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 		return every(all, f, r)
 	}
 	// Reference mode: list the variants without running them, then run
-	// each alone.
+	// each alone (spread over processes: shard.go).
 	var labels []string
 	Bubble(t, scn.Search.Seed, func(t *testing.T) {
 		var err error
@@ -207,28 +212,100 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 	if problem != "" {
 		return 0, 0, problem
 	}
-	for _, label := range labels {
-		o.Variant = label
-		Bubble(t, scn.Search.Seed, func(t *testing.T) {
-			out, err := engine.Run(t.Context(), scn, p, o)
-			if err != nil {
-				n++
-				if problem == "" {
-					problem = fmt.Sprintf("variant %q: harness error: %v", label, err)
-				}
-				return
-			}
-			k, m, prob := every(out, f, r)
-			ok, n = ok+k, n+m
-			if problem == "" {
-				problem = prob
-			}
-		})
-	}
 	if len(labels) == 0 {
-		problem = "the search produced no run"
+		return 0, 0, "the search produced no run"
+	}
+	k, shards, isShard, err := shardOf()
+	if err != nil {
+		t.Error(err)
+		return 0, 0, err.Error()
+	}
+	var kids []*shard
+	if !isShard {
+		if shards, err = jobs(len(labels)); err != nil {
+			t.Error(err)
+			return 0, 0, err.Error()
+		}
+		if shards > 1 {
+			if kids, err = startShards(t, which, shards); err != nil {
+				t.Error(err)
+				return 0, 0, err.Error()
+			}
+		}
+	}
+	results := make([]*variantResult, len(labels))
+	var mine []variantResult
+	for i, label := range labels {
+		if i%shards != k {
+			continue
+		}
+		res := runVariant(t, scn, p, f, r, o, label)
+		results[i] = &res
+		mine = append(mine, res)
+	}
+	if isShard {
+		if err := printResults(mine); err != nil {
+			t.Error(err)
+		}
+		return 0, 0, ""
+	}
+	for _, kid := range kids {
+		res, err := kid.wait(shards)
+		if err != nil {
+			t.Error(err)
+			if problem == "" {
+				problem = err.Error()
+			}
+			continue
+		}
+		for j, v := range res {
+			i := kid.k + j*shards
+			if i >= len(labels) || labels[i] != v.Label {
+				err := fmt.Errorf("variant shard %d/%d: result %d is for variant %q, not the expected one", kid.k, shards, j, v.Label)
+				t.Error(err)
+				if problem == "" {
+					problem = err.Error()
+				}
+				break
+			}
+			results[i] = &v
+		}
+	}
+	// Merged in variant order: the first problem is the one one process
+	// running them in order reports.
+	first := ""
+	for i, v := range results {
+		if v == nil {
+			if first == "" {
+				first = fmt.Sprintf("variant %q: not run", labels[i])
+			}
+			continue
+		}
+		ok, n = ok+v.OK, n+v.N
+		if first == "" {
+			first = v.Problem
+		}
+	}
+	if problem == "" {
+		problem = first
 	}
 	return ok, n, problem
+}
+
+// runVariant runs one variant alone in its own bubble, pinned to the
+// scenario's seed.
+func runVariant(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, r finding.Run, o engine.Options, label string) variantResult {
+	res := variantResult{Label: label}
+	o.Variant = label
+	Bubble(t, scn.Search.Seed, func(t *testing.T) {
+		out, err := engine.Run(t.Context(), scn, p, o)
+		if err != nil {
+			res.N, res.Problem = 1, fmt.Sprintf("variant %q: harness error: %v", label, err)
+			return
+		}
+		res.OK, res.N, res.Problem = every(out, f, r)
+	})
+	return res
 }
 
 func opts(r finding.Run) engine.Options {
@@ -242,6 +319,15 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		t.Fatal(err)
 	}
 	seed := scn.Search.Seed
+	if mode == ModeVariants {
+		// A shard of a parent's allVariants (shard.go).
+		which := os.Getenv(envWhich)
+		if which != "primary" && which != "control" {
+			t.Fatalf("%s=%q: want primary or control", envWhich, which)
+		}
+		allVariants(t, scn, p, f, which)
+		return
+	}
 	verdict := map[string]string{finding.Reproduces: "REPRODUCED", finding.FixedUpstream: "REPRODUCED", finding.Refuted: "REFUTED"}[f.Status]
 	switch mode {
 	case ModeRecord:
@@ -263,7 +349,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		// A claim about every variant is not recorded unless it holds in
 		// every variant.
 		if f.Primary.AllVariants() {
-			if ok, n, problem := allVariants(t, scn, p, f, f.Primary); problem != "" {
+			if ok, n, problem := allVariants(t, scn, p, f, "primary"); problem != "" {
 				t.Fatalf("%s: not recorded: the primary run claims every variant, %d/%d agree: %s", f.ID, ok, n, problem)
 			}
 		}
@@ -290,7 +376,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			}
 		}
 		if f.Primary.AllVariants() {
-			ok, n, problem := allVariants(t, scn, p, f, f.Primary)
+			ok, n, problem := allVariants(t, scn, p, f, "primary")
 			if strings.HasPrefix(problem, "harness error: ") {
 				fmt.Printf("%s: harness broken: %s\n", f.ID, strings.TrimPrefix(problem, "harness error: "))
 				t.Fail()
@@ -355,7 +441,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	// checked by running them all afresh.
 	variants := ""
 	if f.Primary.AllVariants() {
-		ok, n, problem := allVariants(t, scn, p, f, f.Primary)
+		ok, n, problem := allVariants(t, scn, p, f, "primary")
 		variants = fmt.Sprintf("variants=%d/%d", ok, n)
 		if problem != "" && mismatch == "" {
 			mismatch = problem
@@ -376,7 +462,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	// verify: the control run must give the oracle the opposite answer.
 	control := "clean"
 	if f.Control.AllVariants() {
-		if _, _, problem := allVariants(t, scn, p, f, f.Control); problem != "" {
+		if _, _, problem := allVariants(t, scn, p, f, "control"); problem != "" {
 			control = strings.ReplaceAll(problem, " ", "_")
 		}
 	} else {

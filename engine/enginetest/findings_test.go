@@ -136,36 +136,51 @@ func TestFindings(t *testing.T) {
 		verify:    &want{lines: append([]string{`(?m)^sample-f1 REFUTED variants=4/4 control=clean trace=sha256:`}, broken...), fails: true},
 		reproduce: &want{lines: append([]string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:`}, broken...), fails: true},
 	}}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			put(t, filepath.Join(root, "scenarios", "sample", "counter.json"), sampleScenario)
-			for name, content := range tc.findings {
-				put(t, filepath.Join(root, "findings", "sample", name), content)
-			}
-			for _, step := range []struct {
-				mode string
-				want *want
-			}{{"bump", tc.bump}, {"record", tc.record}, {"verify", tc.verify}, {"reproduce", tc.reproduce}} {
-				if step.want == nil {
-					continue
+	// Each case runs with the variants in one process and spread over
+	// three (shard.go): the same lines either way.
+	for _, jobs := range []string{"1", "3"} {
+		for _, tc := range cases {
+			t.Run(tc.name+"/jobs="+jobs, func(t *testing.T) {
+				root := t.TempDir()
+				put(t, filepath.Join(root, "scenarios", "sample", "counter.json"), sampleScenario)
+				for name, content := range tc.findings {
+					put(t, filepath.Join(root, "findings", "sample", name), content)
 				}
-				out, err := child(t, root, step.mode)
-				for _, re := range step.want.lines {
-					if !regexp.MustCompile(re).MatchString(out) {
-						t.Errorf("%s: output lacks %s:\n%s", step.mode, re, out)
+				for _, step := range []struct {
+					mode string
+					want *want
+				}{{"bump", tc.bump}, {"record", tc.record}, {"verify", tc.verify}, {"reproduce", tc.reproduce}} {
+					if step.want == nil {
+						continue
+					}
+					out, err := child(t, root, step.mode, "CTRLBUGS_JOBS="+jobs)
+					for _, re := range step.want.lines {
+						if !regexp.MustCompile(re).MatchString(out) {
+							t.Errorf("%s: output lacks %s:\n%s", step.mode, re, out)
+						}
+					}
+					if (err != nil) != step.want.fails {
+						t.Errorf("%s: exit %v, want failure %v:\n%s", step.mode, err, step.want.fails, out)
 					}
 				}
-				if (err != nil) != step.want.fails {
-					t.Errorf("%s: exit %v, want failure %v:\n%s", step.mode, err, step.want.fails, out)
+				// A claim that does not hold in every variant is not recorded.
+				_, err := os.Stat(filepath.Join(root, "findings", "sample", "sample-f1.trace.jsonl"))
+				if recorded := err == nil; recorded != (tc.record != nil && !tc.record.fails || tc.verify != nil) {
+					t.Errorf("trace recorded: %v", recorded)
 				}
-			}
-			// A claim that does not hold in every variant is not recorded.
-			_, err := os.Stat(filepath.Join(root, "findings", "sample", "sample-f1.trace.jsonl"))
-			if recorded := err == nil; recorded != (tc.record != nil && !tc.record.fails || tc.verify != nil) {
-				t.Errorf("trace recorded: %v", recorded)
-			}
-		})
+			})
+		}
+	}
+}
+
+// A bad CTRLBUGS_JOBS is an error naming it, not a fallback.
+func TestFindingsBadJobs(t *testing.T) {
+	root := t.TempDir()
+	put(t, filepath.Join(root, "scenarios", "sample", "counter.json"), sampleScenario)
+	put(t, filepath.Join(root, "findings", "sample", "sample-f1.md"), sampleFinding("sample-f1", "counted", "variants: all, "))
+	out, err := child(t, root, "bump", "CTRLBUGS_JOBS=two")
+	if err == nil || !strings.Contains(out, `CTRLBUGS_JOBS="two": want a positive integer`) {
+		t.Fatalf("exit %v, output:\n%s", err, out)
 	}
 }
 
@@ -180,10 +195,10 @@ func put(t *testing.T, path, content string) {
 }
 
 // child runs TestFindingsHelper in mode over the repository at root.
-func child(t *testing.T, root, mode string) (string, error) {
+func child(t *testing.T, root, mode string, env ...string) (string, error) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestFindingsHelper$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"=1", "CTRLBUGS_ROOT="+root, "CTRLBUGS_MODE="+mode)
+	cmd.Env = append(append(os.Environ(), helperEnv+"=1", "CTRLBUGS_ROOT="+root, "CTRLBUGS_MODE="+mode), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

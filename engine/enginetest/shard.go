@@ -1,0 +1,145 @@
+package enginetest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A finding's claim about every variant runs each variant alone, in its own
+// bubble: the runs share nothing, so they are spread over processes, one
+// per CPU (CTRLBUGS_JOBS overrides; 1 runs them all in this process). The
+// test binary re-executes itself for its own finding with
+// CTRLBUGS_MODE=variants and a shard "k/n" (variant i goes to shard i mod
+// n); each shard prints its per-variant results on one line, and they are
+// merged in variant order, so the counts and the first problem reported
+// are the ones a single process gives. Processes rather than goroutines:
+// a project may need one P per run (projects/kro), and a run's goroutines
+// must not share a scheduler with another run's.
+const (
+	// ModeVariants is a shard of a finding's variants (set by the parent
+	// process only).
+	ModeVariants = "variants"
+	envJobs      = "CTRLBUGS_JOBS"
+	envShard     = "CTRLBUGS_VARIANT_SHARD"
+	envWhich     = "CTRLBUGS_VARIANT_RUN" // "primary" or "control"
+	resultMarker = "ctrlbugs-variant-results "
+)
+
+// variantResult is one variant's outcome.
+type variantResult struct {
+	Label   string `json:"label"`
+	OK      int    `json:"ok"`
+	N       int    `json:"n"`
+	Problem string `json:"problem,omitempty"`
+}
+
+// jobs is how many processes run n variants.
+func jobs(n int) (int, error) {
+	j := runtime.NumCPU()
+	if s := os.Getenv(envJobs); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return 0, fmt.Errorf("%s=%q: want a positive integer", envJobs, s)
+		}
+		j = v
+	}
+	return max(1, min(j, n)), nil
+}
+
+// shardOf parses CTRLBUGS_VARIANT_SHARD ("k/n"); ok is false when unset.
+func shardOf() (k, n int, ok bool, err error) {
+	s := os.Getenv(envShard)
+	if s == "" {
+		return 0, 0, false, nil
+	}
+	a, b, found := strings.Cut(s, "/")
+	k, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !found || err1 != nil || err2 != nil || n < 1 || k < 0 || k >= n {
+		return 0, 0, false, fmt.Errorf("%s=%q: want k/n with 0 <= k < n", envShard, s)
+	}
+	return k, n, true, nil
+}
+
+// testPattern is a -test.run pattern matching exactly the test named name
+// (t.Name(): "TestFindings/kro-2").
+func testPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+// shard is a child process running shard k of n.
+type shard struct {
+	k   int
+	cmd *exec.Cmd
+	out bytes.Buffer
+}
+
+// startShards starts the child processes for shards 1..n-1 of the
+// variants of t's finding (which: "primary" or "control").
+func startShards(t *testing.T, which string, n int) ([]*shard, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("variant shards: %w", err)
+	}
+	var kids []*shard
+	for k := 1; k < n; k++ {
+		s := &shard{k: k}
+		s.cmd = exec.Command(exe, "-test.run", testPattern(t.Name()), "-test.count=1")
+		s.cmd.Env = append(os.Environ(), "CTRLBUGS_MODE="+ModeVariants, fmt.Sprintf("%s=%d/%d", envShard, k, n), envWhich+"="+which)
+		s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
+		if err := s.cmd.Start(); err != nil {
+			for _, o := range kids {
+				_ = o.cmd.Process.Kill()
+				_ = o.cmd.Wait()
+			}
+			return nil, fmt.Errorf("variant shard %d/%d: %w", k, n, err)
+		}
+		kids = append(kids, s)
+	}
+	return kids, nil
+}
+
+// wait collects a child's results: one per variant of its shard, or an
+// error carrying the child's output.
+func (s *shard) wait(n int) ([]variantResult, error) {
+	err := s.cmd.Wait()
+	var res []variantResult
+	found := false
+	sc := bufio.NewScanner(bytes.NewReader(s.out.Bytes()))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), resultMarker); ok {
+			if jerr := json.Unmarshal([]byte(line), &res); jerr != nil {
+				return nil, fmt.Errorf("variant shard %d/%d: unreadable results: %v", s.k, n, jerr)
+			}
+			found = true
+		}
+	}
+	if err != nil || !found {
+		return nil, fmt.Errorf("variant shard %d/%d failed (%v); its output:\n%s", s.k, n, err, s.out.String())
+	}
+	return res, nil
+}
+
+// printResults is what a shard process prints for its parent.
+func printResults(res []variantResult) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n%s%s\n", resultMarker, b)
+	return nil
+}
