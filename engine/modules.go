@@ -3,7 +3,10 @@ package engine
 import (
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
+
+	"github.com/ctrlbugs/corpus/engine/apiserver"
 )
 
 // ModuleVersions returns the version of each module in the build list the
@@ -13,7 +16,7 @@ import (
 func ModuleVersions(mods ...string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, m := range mods {
-		v, err := goList(m, "{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}")
+		v, err := goList(m, "{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}", m)
 		if err != nil {
 			return nil, err
 		}
@@ -24,15 +27,73 @@ func ModuleVersions(mods ...string) (map[string]string, error) {
 
 // ModuleDir returns the directory of a module of the build list in the
 // module cache: where a harness reads the CRDs its pinned upstream ships.
-func ModuleDir(mod string) (string, error) { return goList(mod, "{{.Dir}}") }
+func ModuleDir(mod string) (string, error) { return goList(mod, "{{.Dir}}", mod) }
 
-func goList(mod, format string) (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", format, mod).Output()
+// goList runs `go list -m -f format mods...`; what names the modules in
+// errors.
+func goList(what, format string, mods ...string) (string, error) {
+	out, err := exec.Command("go", append([]string{"list", "-m", "-f", format}, mods...)...).Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
-			return "", fmt.Errorf("go list -m %s: %s", mod, strings.TrimSpace(string(ee.Stderr)))
+			return "", fmt.Errorf("go list -m %s: %s", what, strings.TrimSpace(string(ee.Stderr)))
 		}
-		return "", fmt.Errorf("go list -m %s: %w", mod, err)
+		return "", fmt.Errorf("go list -m %s: %w", what, err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// Pinned is a harness's pinned upstream as the go command sees it.
+type Pinned struct {
+	// Versions are the versions of the modules asked for (as
+	// ModuleVersions): what traces record as the upstream they ran.
+	Versions map[string]string
+	// Dir is the main upstream module's directory in the module cache
+	// (as ModuleDir): where the harness reads the CRDs it ships.
+	Dir string
+}
+
+// PinnedUpstream asks the go command, once, for the versions of mods and
+// the module cache directory of module (the project's main upstream, one
+// of mods or not). A module that is not downloaded is an error telling
+// the user to run `go mod download` in projects/<project>.
+func PinnedUpstream(project, module string, mods ...string) (Pinned, error) {
+	all := append([]string{module}, mods...)
+	out, err := goList(strings.Join(all, " "), "{{.Path}}\t{{.Dir}}\t{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}", all...)
+	if err != nil {
+		return Pinned{}, err
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) != len(all) {
+		return Pinned{}, fmt.Errorf("go list -m %s: %d lines for %d modules:\n%s", strings.Join(all, " "), len(lines), len(all), out)
+	}
+	p := Pinned{Versions: map[string]string{}}
+	for i, l := range lines {
+		f := strings.Split(l, "\t")
+		if len(f) != 3 || f[0] != all[i] {
+			return Pinned{}, fmt.Errorf("go list -m: unexpected line %q for %s", l, all[i])
+		}
+		if i == 0 {
+			if f[1] == "" {
+				return Pinned{}, fmt.Errorf("%s is not in the module cache: run `go mod download` in projects/%s", module, project)
+			}
+			p.Dir = f[1]
+			continue
+		}
+		p.Versions[f[0]] = f[2]
+	}
+	return p, nil
+}
+
+// InstallCRDFiles is a Cluster.Install that installs the CRDs of each file
+// (relative to dir: a directory of the pinned module), in order; an error
+// names the file.
+func InstallCRDFiles(dir string, files ...string) func(*apiserver.Server) error {
+	return func(srv *apiserver.Server) error {
+		for _, f := range files {
+			if err := srv.InstallCRDFile(filepath.Join(dir, f)); err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+		}
+		return nil
+	}
 }

@@ -118,21 +118,14 @@ func Project() (*ctrlbugs.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	versions, err := ctrlbugs.ModuleVersions(upstreamModules...)
+	up, err := ctrlbugs.PinnedUpstream("capi", UpstreamModule, upstreamModules...)
 	if err != nil {
 		return nil, err
-	}
-	dir, err := ctrlbugs.ModuleDir(UpstreamModule)
-	if err != nil {
-		return nil, err
-	}
-	if dir == "" {
-		return nil, fmt.Errorf("%s is not in the module cache: run `go mod download` in projects/capi", UpstreamModule)
 	}
 	return &ctrlbugs.Project{
 		Name:     "capi",
-		Upstream: versions,
-		Cluster:  explore.Cluster{Scheme: scheme, Install: func(srv *apiserver.Server) error { return install(srv, dir) }},
+		Upstream: up.Versions,
+		Cluster:  explore.Cluster{Scheme: scheme, Install: func(srv *apiserver.Server) error { return install(srv, up.Dir) }},
 		// ssa.NewCache (internal/util/ssa/cache.go:57-76), called by the
 		// MachineSet and MachineDeployment reconcilers' SetupWithManager,
 		// starts a goroutine that expires its TTL store every 10h forever,

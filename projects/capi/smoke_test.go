@@ -49,7 +49,7 @@ func TestSmoke(t *testing.T) {
 				t.Fatal(err)
 			}
 			if i == 0 {
-				logTrace(t, r, tr)
+				enginetest.LogTrace(t, r, tr, false)
 			}
 			if os.Getenv("CAPI_SMOKE_STEP") != "" {
 				for _, s := range tr.Steps {
@@ -76,11 +76,11 @@ func TestSmoke(t *testing.T) {
 
 func checkSmoke(t *testing.T, st explore.State) {
 	t.Helper()
-	mss := objectsOf(st, "cluster.x-k8s.io/v1beta2", "MachineSet")
+	mss := enginetest.ObjectsOf(st, "cluster.x-k8s.io/v1beta2", "MachineSet")
 	if len(mss) != 1 {
 		t.Errorf("%d MachineSets, want 1", len(mss))
 	}
-	machines := objectsOf(st, "cluster.x-k8s.io/v1beta2", "Machine")
+	machines := enginetest.ObjectsOf(st, "cluster.x-k8s.io/v1beta2", "Machine")
 	if len(machines) != 2 {
 		t.Errorf("%d Machines, want 2", len(machines))
 	}
@@ -99,76 +99,15 @@ func checkSmoke(t *testing.T, st explore.State) {
 		if id == "" || node == "" || secret == "" {
 			t.Errorf("Machine %s: providerID=%q nodeRef=%q dataSecretName=%q, want all set", m.GetName(), id, node, secret)
 		}
-		if secret != "" && findObj(st, "v1", "Secret", m.GetNamespace(), secret) == nil {
+		if secret != "" && enginetest.FindObject(st, "v1", "Secret", m.GetNamespace(), secret) == nil {
 			t.Errorf("Machine %s: bootstrap Secret %s does not exist", m.GetName(), secret)
 		}
-		if node != "" && findObj(st, "v1", "Node", "", node) == nil {
+		if node != "" && enginetest.FindObject(st, "v1", "Node", "", node) == nil {
 			t.Errorf("Machine %s: Node %s does not exist", m.GetName(), node)
 		}
-		im := findObj(st, "infrastructure.cluster.x-k8s.io/v1beta2", "TestInfrastructureMachine", m.GetNamespace(), infra)
+		im := enginetest.FindObject(st, "infrastructure.cluster.x-k8s.io/v1beta2", "TestInfrastructureMachine", m.GetNamespace(), infra)
 		if p, _, _ := unstructured.NestedBool(im.Object, "status", "initialization", "provisioned"); im == nil || !p {
 			t.Errorf("Machine %s: infrastructure machine %s not provisioned", m.GetName(), infra)
-		}
-	}
-}
-
-func objectsOf(st explore.State, apiVersion, kind string) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, o := range st.Objects {
-		if o.GetAPIVersion() == apiVersion && o.GetKind() == kind {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-func findObj(st explore.State, apiVersion, kind, ns, name string) *unstructured.Unstructured {
-	for _, o := range st.Objects {
-		if o.GetAPIVersion() == apiVersion && o.GetKind() == kind && o.GetNamespace() == ns && o.GetName() == name {
-			return o
-		}
-	}
-	return nil
-}
-
-func logTrace(t *testing.T, r *explore.Result, tr *trace.Trace) {
-	t.Helper()
-	t.Logf("stop=%s steps=%d pending=%d panics=%d", r.Stop, r.Steps, r.Pending, len(r.Panics))
-	notes := map[int][]string{}
-	for _, n := range tr.Notes {
-		notes[n.Step] = append(notes[n.Step], n.Text)
-	}
-	for _, n := range notes[0] {
-		t.Logf("  note: %s", n)
-	}
-	for _, s := range tr.Steps {
-		var ops []string
-		for _, op := range s.Ops {
-			w := op.Verb
-			if op.Sub != "" {
-				w += "/" + op.Sub
-			}
-			if !op.Cached && (op.Verb == "get" || op.Verb == "list") {
-				continue // reads are many; keep the writes
-			}
-			if op.Verb == "get" || op.Verb == "list" {
-				continue
-			}
-			if op.Outcome != "ok" {
-				w += "=" + op.Outcome
-			}
-			ops = append(ops, fmt.Sprintf("%s %s %s", w, op.Kind, op.Key))
-		}
-		line := fmt.Sprintf("step %d t=%s %s %s -> %s", s.Step, s.T, s.Controller, s.Request, s.Result)
-		if s.Requeue != "" {
-			line += " (" + s.Requeue + ")"
-		}
-		if s.Error != "" {
-			line += " error: " + s.Error
-		}
-		t.Logf("%s  writes: %v", line, ops)
-		for _, n := range notes[s.Step] {
-			t.Logf("  note: %s", n)
 		}
 	}
 }

@@ -36,7 +36,6 @@ import (
 	"github.com/crossplane/crossplane/v2/internal/xfn"
 
 	ctrlbugs "github.com/ctrlbugs/corpus/engine"
-	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/explore"
 )
@@ -100,28 +99,14 @@ func Project() (*ctrlbugs.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	versions, err := ctrlbugs.ModuleVersions(upstreamModules...)
+	up, err := ctrlbugs.PinnedUpstream("crossplane", UpstreamModule, upstreamModules...)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := ctrlbugs.ModuleDir(UpstreamModule)
-	if err != nil {
-		return nil, err
-	}
-	if dir == "" {
-		return nil, fmt.Errorf("%s is not in the module cache: run `go mod download` in projects/crossplane", UpstreamModule)
-	}
-	install := func(srv *apiserver.Server) error {
-		for _, f := range crdFiles {
-			if err := srv.InstallCRDFile(filepath.Join(dir, "cluster", "crds", f)); err != nil {
-				return fmt.Errorf("%s: %w", f, err)
-			}
-		}
-		return nil
-	}
+	install := ctrlbugs.InstallCRDFiles(filepath.Join(up.Dir, "cluster", "crds"), crdFiles...)
 	return &ctrlbugs.Project{
 		Name:     "crossplane",
-		Upstream: versions,
+		Upstream: up.Versions,
 		Cluster:  explore.Cluster{Scheme: scheme, Install: install},
 		Defines:  xrdKinds,
 		Controllers: []explore.Controller{{

@@ -2,7 +2,6 @@ package ctrlbugs
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/fluxcd/source-controller/internal/controller"
 
 	"github.com/ctrlbugs/corpus/engine"
-	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/explore"
 )
@@ -55,26 +53,19 @@ func Project() (*engine.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	versions, err := engine.ModuleVersions(upstreamModules...)
+	up, err := engine.PinnedUpstream("fluxcd", UpstreamModule, upstreamModules...)
 	if err != nil {
 		return nil, err
 	}
 	// The CRDs ship in the pinned module; read them from the module cache
 	// (the corpus never copies upstream files).
-	dir, err := engine.ModuleDir(UpstreamModule)
-	if err != nil {
-		return nil, err
-	}
-	if dir == "" {
-		return nil, fmt.Errorf("%s is not in the module cache: run `go mod download` in projects/fluxcd", UpstreamModule)
-	}
-	crds := filepath.Join(dir, "config", "crd", "bases", "source.toolkit.fluxcd.io_buckets.yaml")
+	install := engine.InstallCRDFiles(filepath.Join(up.Dir, "config", "crd", "bases"), "source.toolkit.fluxcd.io_buckets.yaml")
 	return &engine.Project{
 		Name:     "fluxcd",
-		Upstream: versions,
+		Upstream: up.Versions,
 		Cluster: explore.Cluster{
 			Scheme:  scheme,
-			Install: func(srv *apiserver.Server) error { return srv.InstallCRDFile(crds) },
+			Install: install,
 		},
 		Controllers: []explore.Controller{{
 			Name:  "bucket",

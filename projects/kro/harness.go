@@ -28,7 +28,6 @@ import (
 	"github.com/kubernetes-sigs/kro/pkg/graph/revisions"
 
 	ctrlbugs "github.com/ctrlbugs/corpus/engine"
-	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/explore"
 )
@@ -90,28 +89,14 @@ func Project() (*ctrlbugs.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	versions, err := ctrlbugs.ModuleVersions(upstreamModules...)
+	up, err := ctrlbugs.PinnedUpstream("kro", UpstreamModule, upstreamModules...)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := ctrlbugs.ModuleDir(UpstreamModule)
-	if err != nil {
-		return nil, err
-	}
-	if dir == "" {
-		return nil, fmt.Errorf("%s is not in the module cache: run `go mod download` in projects/kro", UpstreamModule)
-	}
-	install := func(srv *apiserver.Server) error {
-		for _, f := range crdFiles {
-			if err := srv.InstallCRDFile(filepath.Join(dir, "helm", "crds", f)); err != nil {
-				return fmt.Errorf("%s: %w", f, err)
-			}
-		}
-		return nil
-	}
+	install := ctrlbugs.InstallCRDFiles(filepath.Join(up.Dir, "helm", "crds"), crdFiles...)
 	return &ctrlbugs.Project{
 		Name:     "kro",
-		Upstream: versions,
+		Upstream: up.Versions,
 		Cluster:  explore.Cluster{Scheme: scheme, Install: install},
 		Defines:  rgdKinds,
 		Controllers: []explore.Controller{{
