@@ -58,6 +58,7 @@ type gate struct {
 
 // gated is one call waiting for the loop to release it.
 type gated struct {
+	p       *proc // the process whose goroutine calls
 	key     string
 	release chan struct{}
 	err     error // set before release when the call must fail
@@ -93,7 +94,7 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		// call fails now (it would fail when released too).
 		return errCrashed
 	}
-	g := &gated{key: op.Verb + " " + op.Subresource + " " + kindString(op.GVK) + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})}
+	g := &gated{p: h.p, key: op.Verb + " " + op.Subresource + " " + kindString(op.GVK) + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})}
 	w.gate.mu.Lock()
 	if w.gate.closed {
 		w.gate.mu.Unlock()
@@ -121,6 +122,11 @@ func (w *world) releaseGated() bool {
 		w.gate.mu.Lock()
 		if len(w.gate.waiting) == 0 {
 			w.gate.mu.Unlock()
+			if w.stepExternal() {
+				any = true
+				synctest.Wait()
+				continue
+			}
 			if !w.restartCrashedOutside() {
 				return any
 			}
@@ -138,6 +144,7 @@ func (w *world) releaseGated() bool {
 		w.gate.waiting = append(w.gate.waiting[:i], w.gate.waiting[i+1:]...)
 		w.gate.mu.Unlock()
 		any = true
+		w.resumeExternal(g.p)
 		close(g.release)
 		synctest.Wait()
 	}

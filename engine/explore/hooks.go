@@ -102,6 +102,13 @@ func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 		p.crashedBy = a.p.Describe()
 		op.Err = errCrashed
 		h.record(op, f)
+		if f.external {
+			// On upstream's own goroutine: no panic (its errgroups do
+			// not recover one); the call fails, the process's later
+			// calls fail, and it restarts when the step ends.
+			p.crashedOutside = true
+			return errCrashed
+		}
 		panic(crashSignal{})
 	}
 	return nil
@@ -142,7 +149,7 @@ func (h *hooks) record(op *ctrlsim.Op, f *flight) {
 		// A call from outside any reconcile of this process: a runnable
 		// or a goroutine of upstream's. Its writes go in the trace as
 		// notes between steps.
-		if op.IsWrite() && op.Err == nil && len(op.Written) > 0 && w.curCtrl == nil {
+		if op.IsWrite() && op.Err == nil && len(op.Written) > 0 && (w.curCtrl == nil || w.curCtrl.fl != nil && w.curCtrl.fl.external) {
 			w.kickLoop()
 			w.note(fmt.Sprintf("%s (outside a reconcile) %s %s %s: %s", h.p.spec.Name, op.Verb, kindString(op.GVK), keyString(op.Namespace, op.Name), strings.Join(changeOf(op.Written), ", ")))
 		}

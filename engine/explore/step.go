@@ -40,7 +40,10 @@ type flight struct {
 	// yielded: it blocked at least once; the loop may be asleep when it
 	// returns, so its return wakes the loop.
 	yielded bool
-	done    chan struct{}
+	// external: an item of upstream's own worker run as a step
+	// (extstep.go), not a Reconcile the loop called.
+	external bool
+	done     chan struct{}
 	// the outcome, valid once done is closed
 	res      reconcile.Result
 	err      error

@@ -107,7 +107,11 @@ type world struct {
 	// gate holds the calls of upstream goroutines other than Reconciles
 	// until the loop releases them (gate.go).
 	gate gate
-	res  *Result
+	// ext holds the items upstream's goroutines run as steps, and
+	// extCtrls their workers (extstep.go).
+	ext      extSteps
+	extCtrls []*ctrl
+	res      *Result
 }
 
 type runDirKey struct{}
@@ -259,6 +263,9 @@ func (w *world) startProcess(p *proc) error {
 		}
 	}
 	restart := p.mgr != nil
+	if restart {
+		w.dropExternal(p)
+	}
 	if p.cancel != nil {
 		p.cancel()
 	}
@@ -407,6 +414,7 @@ func (w *world) stopProcesses() {
 			p.mgr.Cache().CloseWatches()
 		}
 	}
+	w.dropExternal(nil)
 	w.closeGate()
 	if w.goroutines {
 		synctest.Wait()

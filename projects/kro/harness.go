@@ -131,7 +131,7 @@ func Setup(_ context.Context, mgr *ctrlsim.Manager) error {
 	}
 	restConfig := set.RESTConfig()
 
-	dc := dynamiccontroller.NewDynamicController(mgr.GetLogger(), dynamiccontroller.Config{
+	dc := dynamiccontroller.NewDynamicController(stepLogger(mgr), dynamiccontroller.Config{
 		Workers:         defaultDynamicWorkers,
 		ResyncPeriod:    time.Duration(defaultResyncPeriodSeconds) * time.Second,
 		QueueMaxRetries: defaultQueueMaxRetries,

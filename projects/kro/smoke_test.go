@@ -2,6 +2,7 @@ package kro
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,6 +115,28 @@ func TestSmoke(t *testing.T) {
 				t.Error("child a1-extra missing")
 			} else if v, _, _ := unstructured.NestedString(extra.Object, "data", "from"); v != "hello" {
 				t.Errorf("child a1-extra: %v, want data.from=hello", extra)
+			}
+			// The DynamicController's items are steps (steps.go): every
+			// child write is an op of a "kro/dynamic" step of instance a1,
+			// none a note made outside a step.
+			childWrites := 0
+			for _, s := range tr.Steps {
+				for _, op := range s.Ops {
+					if op.Kind == "ConfigMap" && op.Verb == "apply" {
+						childWrites++
+						if s.Controller != "kro/dynamic" || s.Request != "default/a1" {
+							t.Errorf("step %d (%s %s) applies ConfigMap %s: want it in a kro/dynamic step of default/a1", s.Step, s.Controller, s.Request, op.Key)
+						}
+					}
+				}
+			}
+			if childWrites == 0 {
+				t.Error("no ConfigMap apply in any step: the DynamicController's items are not steps (did upstream's item log lines change? see steps.go)")
+			}
+			for _, n := range tr.Notes {
+				if strings.Contains(n.Text, "outside a reconcile") && strings.Contains(n.Text, "ConfigMap") {
+					t.Errorf("a child write outside any step: %s", n.Text)
+				}
 			}
 			inst := enginetest.FindObject(r.Final, "kro.run/v1alpha1", "WebApp", "default", "a1")
 			if inst == nil {
