@@ -29,10 +29,11 @@ import (
 // any step until it makes its next call, which the loop releases in a new
 // step that resumes the item (as a Reconcile that yielded resumes).
 //
-// What is not a choice point: when an item runs. It runs at the loop's
-// next quiescent point, after the calls waiting there (as upstream's
-// goroutines ran before), one item at a time, in the order the worker
-// asks.
+// When an item runs: at the loop's next quiescent point, after the calls
+// waiting there, one item at a time, in the order the worker asks; unless
+// an ordering perturbation in force covers it (it names the process),
+// and then whether it runs before the next step of another covered
+// controller is a choice point of the search, like theirs (loop.go).
 
 // extSteps holds the begun and ended external steps.
 type extSteps struct {
@@ -137,22 +138,43 @@ func (w *world) stepExternal() bool {
 		w.finishExternal(open, "yield")
 		return true
 	}
-	w.ext.mu.Lock()
-	if len(w.ext.pending) == 0 {
-		w.ext.mu.Unlock()
+	b := w.nextExternal()
+	if b == nil {
 		return did
 	}
-	b := w.ext.pending[0]
-	w.ext.pending = w.ext.pending[1:]
+	if ord, _ := w.ordered(); covered(ord, b.name) {
+		// An ordering in force covers it: the loop offers it among the
+		// controllers whose order it chooses (loop.go), not here.
+		return did
+	}
+	w.openExternal(b, nil)
+	return true
+}
+
+// nextExternal is the first item asked for and not yet opened, or nil.
+func (w *world) nextExternal() *extBegin {
+	w.ext.mu.Lock()
+	defer w.ext.mu.Unlock()
+	if len(w.ext.pending) == 0 {
+		return nil
+	}
+	return w.ext.pending[0]
+}
+
+// openExternal opens the step of b (the first item asked for), chosen
+// at choice (nil: no choice point), and lets its worker go on.
+func (w *world) openExternal(b *extBegin, choice *trace.Choice) {
+	w.ext.mu.Lock()
+	w.ext.pending = slices.DeleteFunc(w.ext.pending, func(x *extBegin) bool { return x == b })
 	w.ext.mu.Unlock()
 	p := b.h.p
 	if b.h.gen != p.gen || p.crashed {
 		close(b.release)
-		return true
+		return
 	}
 	w.step++
 	w.res.Steps = w.step
-	rec := &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: b.name, Request: b.req.String()}
+	rec := &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: b.name, Request: b.req.String(), Choice: choice}
 	c := w.extCtrl(p, b.name)
 	b.f = &flight{c: c, req: b.req, first: w.step, gen: p.gen, rec: rec, done: make(chan struct{}), external: true}
 	c.fl = b.f
@@ -163,7 +185,6 @@ func (w *world) stepExternal() bool {
 	w.ext.open = b
 	w.ext.mu.Unlock()
 	close(b.release)
-	return true
 }
 
 // finishExternal ends the open external step b: "done" when its item

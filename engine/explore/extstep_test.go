@@ -17,7 +17,9 @@ import (
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/internal/sample"
 	"github.com/ctrlbugs/corpus/engine/perturb"
+	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
 // worker is a runnable with a private queue of its own, as kro's
@@ -123,6 +125,77 @@ func TestExternalSteps(t *testing.T) {
 			if !bytes.Equal(traces[0], traces[1]) {
 				t.Fatal("two runs differ")
 			}
+		})
+	}
+}
+
+// TestExternalStepsOrdering: an ordering perturbation naming a process
+// covers its controllers and its worker's items: with the item and a
+// Reconcile of the process's controller both ready, which runs first is a
+// choice point (the item is option 0, where it runs without the
+// ordering); without an ordering the item runs first and nothing is
+// chosen.
+func TestExternalStepsOrdering(t *testing.T) {
+	cases := []struct {
+		name     string
+		ordering bool
+		choices  []int
+		first    string // the first step's controller
+		chosen   bool   // the first step records a choice
+	}{
+		{"no ordering: the item first", false, nil, "queue/worker", false},
+		{"ordering, option 0: the item", true, []int{0}, "queue/worker", true},
+		{"ordering, option 1: the controller", true, []int{1}, "queue", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			enginetest.Bubble(t, 1, func(t *testing.T) {
+				cfg := &explore.Config{
+					Scenario: "ext-order",
+					Cluster:  explore.Cluster{Scheme: scheme(t)},
+					Objects: enginetest.Unstructured(t, scheme(t),
+						&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "counter"}, Data: map[string]string{"count": "0"}},
+						&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tick-a"}}),
+					Controllers: []explore.Controller{{Name: "queue", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+						if err := (&sample.Counter{Client: mgr.GetClient(), Name: "a", Step: 1}).SetupWithManager(mgr); err != nil {
+							return err
+						}
+						begin, end := mgr.Steps("worker")
+						return mgr.Add(&worker{client: mgr.GetClient(), begin: begin, end: end, items: 1})
+					}}},
+					Horizon: time.Minute,
+				}
+				if tc.ordering {
+					cfg.Perturbations = []explore.Perturbation{perturb.Ordering{Controllers: []string{"queue"}}}
+				}
+				r, err := explore.Run(t.Context(), cfg, &explore.Prefix{Choices: tc.choices})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(tr.Steps) == 0 {
+					t.Fatal("no step")
+				}
+				s := tr.Steps[0]
+				if s.Controller != tc.first || (s.Choice != nil) != tc.chosen {
+					t.Errorf("first step %s (choice %v), want %s (choice %v)\n%s", s.Controller, s.Choice, tc.first, tc.chosen, stepNames(tr))
+				}
+				if tc.chosen && (len(s.Choice.Options) != 2 || s.Choice.Options[0] != "queue/worker") {
+					t.Errorf("options %v, want [queue/worker queue]", s.Choice.Options)
+				}
+				items := 0
+				for _, s := range tr.Steps {
+					if s.Controller == "queue/worker" && s.Result == "done" {
+						items++
+					}
+				}
+				if items != 1 || find(r.Final, "ConfigMap", "item0-b") == nil {
+					t.Errorf("%d items done, item0-b %v: want the item to run to its end", items, find(r.Final, "ConfigMap", "item0-b"))
+				}
+			})
 		})
 	}
 }

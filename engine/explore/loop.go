@@ -127,6 +127,18 @@ func (w *world) loop() error {
 			break
 		}
 		run := w.runnable()
+		// An item of upstream's worker held back for a choice (an
+		// ordering covers it, extstep.go).
+		ext := w.nextExternal()
+		if ext != nil && len(run) == 0 {
+			if w.now() > horizon {
+				w.res.Stop = StopHorizon
+				break
+			}
+			w.openExternal(ext, nil)
+			w.settle()
+			continue
+		}
 		if len(run) == 0 {
 			wake, ok := w.nextWake()
 			// A resync wakes the run only before the horizon: a run with
@@ -172,27 +184,45 @@ func (w *world) loop() error {
 		if ord, by := w.ordered(); len(ord) > 0 {
 			var opts []*ctrl
 			for _, c := range run {
-				if slices.Contains(ord, c.name) {
+				if covered(ord, c.name) {
 					opts = append(opts, c)
 				}
 			}
-			if len(opts) > 1 && slices.Contains(opts, run[0]) {
-				var names []string
-				for _, c := range opts {
-					names = append(names, c.name)
-				}
+			// A held-back item comes first, where it would run without
+			// the ordering (at the quiescent point before any step).
+			var names []string
+			if ext != nil {
+				names = append(names, ext.name)
+			}
+			for _, c := range opts {
+				names = append(names, c.name)
+			}
+			if len(names) > 1 && (ext != nil || slices.Contains(opts, run[0])) {
 				i := w.chooser.Choose(w.step+1, names)
-				if i < 0 || i >= len(opts) {
+				if i < 0 || i >= len(names) {
 					i = 0
 				}
-				pick = opts[i]
 				choice = &trace.Choice{Options: names, Chosen: i}
 				for _, a := range by {
 					a.applied++
 				}
 				w.res.Choices = append(w.res.Choices, *choice)
 				w.res.ChoiceSteps = append(w.res.ChoiceSteps, w.step+1)
+				if ext != nil {
+					if i == 0 {
+						w.openExternal(ext, choice)
+						w.settle()
+						continue
+					}
+					i--
+				}
+				pick = opts[i]
 			}
+		}
+		if ext != nil && choice == nil {
+			w.openExternal(ext, nil)
+			w.settle()
+			continue
 		}
 		req := pick.q.pop()
 		w.reconcile(pick, req, choice)
@@ -235,6 +265,19 @@ func (w *world) afterStep() {
 	// choice points as the same state only if the pending work is the same.
 	h := sha256.Sum256([]byte(storeHash + "|" + strings.Join(queues, ",")))
 	w.res.Snapshots = append(w.res.Snapshots, oracle.Snapshot{Step: w.step, Hash: "sha256:" + hex.EncodeToString(h[:]), Writes: writes, Pending: pending})
+}
+
+// covered reports whether a controller or worker name is among the
+// ordered ones: a scenario names processes, and a process covers every
+// "<process>/<controller>" of its own (several controllers, runtime ones,
+// its workers' items).
+func covered(ord []string, name string) bool {
+	for _, o := range ord {
+		if name == o || strings.HasPrefix(name, o+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // checkInvariants evaluates the "always" invariants that have held so far,
