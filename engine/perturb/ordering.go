@@ -10,11 +10,15 @@ import (
 // OrderingType makes the order of some controllers' steps a choice point.
 var OrderingType = Type{
 	Name:   "ordering",
-	Doc:    "while the window is open, which of the named controllers runs next is a choice point the search explores",
+	Doc:    "while the window is open, which of the named controllers runs next is a choice point the search explores (a process's name covers its controllers and its workers' items)",
 	Fields: append([]string{"controllers"}, windowFields...),
 	Check: func(s *Spec) []FieldError {
-		if len(s.Controllers) < 2 {
-			return []FieldError{{"controllers", fmt.Sprintf("ordering needs at least two controllers, got %d", len(s.Controllers))}}
+		// One name is enough when it is a process of several controllers
+		// (or with a worker whose items are steps): it covers them all. An
+		// ordering that never had two options to choose from never
+		// applied, which a run reports as an error.
+		if len(s.Controllers) < 1 {
+			return []FieldError{{"controllers", "ordering needs at least one controller (a process covers its controllers and its workers' items)"}}
 		}
 		return nil
 	},

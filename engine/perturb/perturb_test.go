@@ -30,7 +30,7 @@ func TestValidate(t *testing.T) {
 		{"explored crash with atWrite", perturb.Spec{Type: "crash", Controller: "c", AtWrite: 1, Explore: true, Set: []string{"controller", "atWrite", "explore"}}, "atWrite", "not with explore"},
 		{"writes mode with a window", perturb.Spec{Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "writes", StaleAt: intp(0), CatchUpAt: intp(2), Set: []string{"controller", "kind", "mode", "staleAt", "catchUpAt", "for"}}, "for", "not with mode writes"},
 		{"lag without lag", perturb.Spec{Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "lag", Set: []string{"controller", "kind", "mode"}}, "lag", "required with mode lag"},
-		{"ordering of one", perturb.Spec{Type: "ordering", Controllers: []string{"a"}, Set: []string{"controllers"}}, "controllers", "at least two"},
+		{"ordering of none", perturb.Spec{Type: "ordering", Controllers: []string{}, Set: []string{"controllers"}}, "controllers", "at least one"},
 		{"for and until", perturb.Spec{Type: "dropEvents", Controller: "c", Kind: "v1/Secret", Set: []string{"controller", "kind", "for", "until"}}, "for", "not with until"},
 	}
 	for _, tc := range cases {

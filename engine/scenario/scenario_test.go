@@ -193,7 +193,7 @@ func malformedCases() []malformedCase {
 		{name: "window trigger with a non-bool expression", mut: set("perturbations[0].from", parse(`{"when": "step + 1"}`)), field: "perturbations[0].from.when", msg: "want bool"},
 		{name: "crash with atWrite 0", mut: set("perturbations[0]", parse(`{"type": "crash", "controller": "source-controller", "atWrite": 0}`)), field: "perturbations[0].atWrite", msg: "crash needs atWrite >= 1", schema: true},
 		{name: "crash without atWrite", mut: set("perturbations[0]", parse(`{"type": "crash", "controller": "source-controller"}`)), field: "perturbations[0].atWrite", msg: "crash needs atWrite >= 1", schema: true},
-		{name: "ordering with one controller", mut: set("perturbations[0]", parse(`{"type": "ordering", "controllers": ["source-controller"]}`)), field: "perturbations[0].controllers", msg: "at least two controllers, got 1", schema: true},
+		{name: "ordering with no controller", mut: set("perturbations[0]", parse(`{"type": "ordering", "controllers": []}`)), field: "perturbations[0].controllers", msg: "at least one controller", schema: true},
 		{name: "ordering with controller", mut: set("perturbations[0]", parse(`{"type": "ordering", "controller": "source-controller", "controllers": ["source-controller", "kustomize-controller"]}`)), field: "perturbations[0].controller", msg: "not for type ordering", schema: true},
 		{name: "staleness without kind", mut: del("perturbations[0].kind"), field: "perturbations[0].kind", msg: "required: the kind whose cache is stale", schema: true},
 		{name: "dropEvents without kind", mut: set("perturbations[0]", parse(`{"type": "dropEvents", "controller": "source-controller"}`)), field: "perturbations[0].kind", msg: "required: the kind whose events are dropped", schema: true},

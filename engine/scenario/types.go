@@ -141,7 +141,8 @@ type Perturbation struct {
 	// Controller is the controller affected (staleness, crash, dropEvents).
 	Controller string `json:"controller,omitempty"`
 	// Controllers are the controllers whose order is perturbed (ordering
-	// only, at least two).
+	// only, at least one: a process's name covers its controllers and its
+	// workers' items).
 	Controllers []string `json:"controllers,omitempty"`
 	// Kind is the kind whose informer is perturbed (staleness, dropEvents;
 	// required there), "group/version/Kind" (see ParseKind); it must be a
