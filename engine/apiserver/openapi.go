@@ -1,9 +1,11 @@
 package apiserver
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
@@ -70,16 +72,72 @@ func (s *Server) CRDOpenAPIV3JSON(gv schema.GroupVersion) (doc []byte, ok bool, 
 	if m, hit := s.openAPI[gv]; hit && slices.Equal(m.crds, crds) {
 		return m.doc, true, nil
 	}
-	spec, ok, err := s.CRDOpenAPIV3(gv)
-	if err != nil || !ok {
-		return nil, ok, err
-	}
-	if doc, err = json.Marshal(spec); err != nil {
+	key, err := openAPIKey(gv, crds)
+	if err != nil {
 		return nil, true, err
+	}
+	if doc = builtDocs.get(key); doc == nil {
+		spec, ok, err := s.CRDOpenAPIV3(gv)
+		if err != nil || !ok {
+			return nil, ok, err
+		}
+		if doc, err = json.Marshal(spec); err != nil {
+			return nil, true, err
+		}
+		builtDocs.put(key, doc)
 	}
 	if s.openAPI == nil {
 		s.openAPI = map[schema.GroupVersion]openAPIMemo{}
 	}
 	s.openAPI[gv] = openAPIMemo{crds: crds, doc: doc}
 	return doc, true, nil
+}
+
+// builtDocs holds the documents built so far in this process, by the
+// group version and the content of the CRDs they were built from: a
+// document is a function of those alone, and every run of a scenario
+// installs the same CRDs, so a test binary builds each once. Served
+// documents are read, never written.
+var builtDocs = docCache{m: map[[sha256.Size]byte][]byte{}}
+
+type docCache struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte][]byte
+}
+
+// docCacheMax bounds the cache; past it, it is emptied (documents are
+// rebuilt, never wrong).
+const docCacheMax = 1024
+
+func (c *docCache) get(k [sha256.Size]byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *docCache) put(k [sha256.Size]byte, doc []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= docCacheMax {
+		clear(c.m)
+	}
+	c.m[k] = doc
+}
+
+// openAPIKey names a group version's document by what it is built from:
+// the group version and each CRD serving it, in full.
+func openAPIKey(gv schema.GroupVersion, crds []*apiextensionsv1.CustomResourceDefinition) ([sha256.Size]byte, error) {
+	h := sha256.New()
+	h.Write([]byte(gv.String()))
+	for _, crd := range crds {
+		b, err := json.Marshal(crd)
+		if err != nil {
+			return [sha256.Size]byte{}, err
+		}
+		h.Write([]byte{0})
+		h.Write(b)
+	}
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k, nil
 }
