@@ -127,7 +127,8 @@
 //     has none and apiextensions' apply configurations are untyped), so
 //     their lists are atomic to server-side apply.
 //   - Built-in kinds outside the linked list (Namespace, Node, Event,
-//     PersistentVolume(Claim), Endpoints, StorageClass, CRDs, ...) get
+//     PersistentVolume(Claim), Endpoints, StorageClass, VolumeAttachment,
+//     CRDs, ...) get
 //     apimachinery's object-meta validation only (names, labels,
 //     annotations, owner references, immutable fields, no new finalizers on
 //     terminating objects) and core validation's finalizer-name rule; no
