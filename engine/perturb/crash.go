@@ -12,7 +12,7 @@ var CrashType = Type{
 	Name: "crash",
 	Doc: "the controller's process crashes at the atWrite-th write of a reconcile in the window (the write is " +
 		"not made, earlier ones stay) and restarts; once, or every such reconcile with repeat; with explore, the " +
-		"search crashes it at each of its writes of the run in turn",
+		"search crashes it at each of its writes of the run in turn (those after the window opens, when it opens after a write)",
 	Fields: append([]string{"controller", "atWrite", "repeat", "explore"}, windowFields...),
 	Check:  checkCrash,
 	New:    newCrash,
