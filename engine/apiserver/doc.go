@@ -127,11 +127,12 @@
 //     has none and apiextensions' apply configurations are untyped), so
 //     their lists are atomic to server-side apply.
 //   - Built-in kinds outside the linked list (Namespace, Node, Event,
-//     PersistentVolume(Claim), Endpoints, StorageClass, CRDs, ...) get
-//     apimachinery's object-meta validation only (names, labels,
-//     annotations, owner references, immutable fields, no new finalizers on
-//     terminating objects) and core validation's finalizer-name rule; no
-//     defaulting except the Namespace name label (decode.go).
+//     PersistentVolume(Claim), Endpoints, StorageClass, VolumeAttachment,
+//     CRDs, ...) get apimachinery's object-meta validation only (names,
+//     labels, annotations, owner references, immutable fields, no new
+//     finalizers on terminating objects) and core validation's
+//     finalizer-name rule; no defaulting except the Namespace name label
+//     (decode.go).
 //   - Defaulting on read: kube-apiserver's storage defaults every object it
 //     decodes, so a stored object gets defaults only when a write carries
 //     them; the engine defaults before storing. Seen only where a default

@@ -79,6 +79,10 @@ var builtinKinds = []struct {
 	{schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}, "endpointslices", true, false, true},
 	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "poddisruptionbudgets", true, true, true},
 	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}, "storageclasses", false, false, false},
+	// VolumeAttachments (pkg/registry/storage/volumeattachment: cluster-scoped,
+	// a status subresource, no generation): Cluster API's Machine reconciler
+	// lists them before deleting a drained Node.
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}, "volumeattachments", false, true, false},
 	{schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "customresourcedefinitions", false, true, true},
 }
 

@@ -126,7 +126,7 @@ func (h *hooks) AfterCall(op *ctrlsim.Op) {
 			reads = f.c.lastRead
 		}
 		for _, ev := range op.Written {
-			h.w.recordWrite(h.writer(f), reads, ev, op.Precondition != "")
+			h.w.recordWrite(h.writer(f), reads, ev, op.Precondition != "" || serverReadModifyWrite(op, ev))
 		}
 	}
 	if op.IsWrite() && op.Err == nil {

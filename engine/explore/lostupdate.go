@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/store"
 )
@@ -30,6 +31,19 @@ func (w *world) recordWrite(writer string, reads map[string]string, ev store.Eve
 		rec.Paths = changedLeaves(ev.Prev, ev.Object)
 	}
 	w.res.WriteRecords = append(w.res.WriteRecords, rec)
+}
+
+// serverReadModifyWrite reports whether ev, produced by op, is a write the
+// API server made of its own on an object it had just read, at that
+// object's resourceVersion: an eviction's write of the PodDisruptionBudget's
+// status (kube-apiserver's eviction REST, checkAndDecrement in
+// pkg/registry/core/pod/storage/eviction.go: a Get of the budget, then an
+// UpdateStatus at its resourceVersion, retried on conflict; the engine's
+// apiserver.Server.Evict). Such a write cannot overwrite what the client
+// never read, so it is recorded as preconditioned rather than as the
+// client's blind write. The evicted Pod's deletion is the client's.
+func serverReadModifyWrite(op *ctrlsim.Op, ev store.Event) bool {
+	return op.Verb == "create" && op.Subresource == "eviction" && ev.Key.GroupKind != op.GVK.GroupKind()
 }
 
 // changedLeaves lists the leaf paths whose values differ between two

@@ -48,22 +48,9 @@ func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
 func (w *world) countWrites(ref *WriteRef) int {
 	n := 0
 	for _, wr := range w.res.WriteLog {
-		if wr.Controller == UserWriter && ref.Controller != UserWriter {
-			continue
+		if ref.Matches(wr) {
+			n++
 		}
-		if ref.Controller != "" && wr.Controller != ref.Controller {
-			continue
-		}
-		if !ref.Kind.Empty() && wr.Kind != ref.Kind {
-			continue
-		}
-		if ref.Verb == "status" && wr.Sub != "status" {
-			continue
-		}
-		if ref.Verb != "" && ref.Verb != "status" && wr.Verb != ref.Verb {
-			continue
-		}
-		n++
 	}
 	return n
 }

@@ -12,7 +12,7 @@ var CrashType = Type{
 	Name: "crash",
 	Doc: "the controller's process crashes at the atWrite-th write of a reconcile in the window (the write is " +
 		"not made, earlier ones stay) and restarts; once, or every such reconcile with repeat; with explore, the " +
-		"search crashes it at each of its writes of the run in turn",
+		"search crashes it at each of its writes of the run in turn (those after the window opens, when it opens after a write)",
 	Fields: append([]string{"controller", "atWrite", "repeat", "explore"}, windowFields...),
 	Check:  checkCrash,
 	New:    newCrash,
@@ -82,27 +82,62 @@ func (c Crash) CrashAt(w explore.WriteContext) bool {
 }
 
 // CrashSearch is a crash whose place is searched: one placement at each of
-// the controller's writes in the run without perturbations.
+// the controller's writes in the run without perturbations. When its window
+// opens after a write (from: afterWrite), only the controller's writes made
+// after that write in the unperturbed run are placements — a crash placed
+// before the window opens could never apply — so a search can aim at one
+// phase of a run (a deletion, a rollout) without spending its bound on the
+// writes before it. Other window triggers (step, time, a condition) cannot
+// be located in the unperturbed run's write log: every write is a placement,
+// as without a window, and those before the window opens do not apply.
 type CrashSearch struct{ Crash }
 
 var _ explore.Placer = CrashSearch{}
 
 // Describe implements explore.Perturbation.
 func (c CrashSearch) Describe() string {
-	return fmt.Sprintf("crash %s, placement searched over its writes", c.Controller)
+	d := fmt.Sprintf("crash %s, placement searched over its writes", c.Controller)
+	if c.Win.From != nil && c.Win.From.AfterWrite != nil {
+		d += " " + explore.DescribeWindow(c.Win)
+	}
+	return d
 }
 
 // Placements implements explore.Placer.
 func (c CrashSearch) Placements(base *explore.Result, bound int) []explore.Placement {
+	first := c.firstInWindow(base)
 	var out []explore.Placement
-	n := base.Writes[c.Controller]
-	if bound > 0 {
-		n = min(n, bound)
-	}
-	for k := 1; k <= n; k++ {
+	for k := first; k <= base.Writes[c.Controller]; k++ {
+		if bound > 0 && len(out) >= bound {
+			break
+		}
 		p := c.Crash
 		p.AtRunWrite = k
 		out = append(out, explore.Placement{Label: fmt.Sprintf("crash at write %d", k), P: p})
 	}
 	return out
+}
+
+// firstInWindow is the number (1-based, among the controller's writes of
+// the run) of the controller's first write after its window opens in base:
+// 1 without an afterWrite window; past its last write when the window never
+// opens.
+func (c CrashSearch) firstInWindow(base *explore.Result) int {
+	if c.Win.From == nil || c.Win.From.AfterWrite == nil {
+		return 1
+	}
+	ref := *c.Win.From.AfterWrite
+	matched, own := 0, 0
+	for _, e := range base.WriteLog {
+		if e.Controller == c.Controller {
+			own++
+		}
+		if ref.Matches(e) {
+			matched++
+			if matched == ref.N {
+				return own + 1
+			}
+		}
+	}
+	return own + 1
 }

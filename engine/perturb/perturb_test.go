@@ -1,6 +1,7 @@
 package perturb_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +151,51 @@ func TestPlacements(t *testing.T) {
 	c2 := cps[1].P.(explore.WriteFault)
 	if c2.CrashAt(explore.WriteContext{Controller: "a", InReconcile: 1, InRun: 1}) || !c2.CrashAt(explore.WriteContext{Controller: "a", InReconcile: 1, InRun: 2}) {
 		t.Errorf("crash placement 2 must hit a's second write of the run, whatever its place in its reconcile")
+	}
+}
+
+// TestCrashPlacementsInWindow: a crash search whose window opens after a
+// write places crashes only at the controller's writes after that write in
+// the unperturbed run.
+func TestCrashPlacementsInWindow(t *testing.T) {
+	cm := schema.GroupKind{Kind: "ConfigMap"}
+	base := &explore.Result{
+		Writes: map[string]int{"a": 4, "b": 1},
+		WriteLog: []explore.WriteEvent{
+			{Controller: "a", Kind: cm, Verb: "create"},
+			{Controller: "a", Kind: cm, Verb: "patch"},
+			{Controller: explore.UserWriter, Kind: cm, Verb: "delete"},
+			{Controller: "b", Kind: cm, Verb: "patch"},
+			{Controller: "a", Kind: cm, Verb: "patch", Sub: "status"},
+			{Controller: "a", Kind: cm, Verb: "delete"},
+		},
+	}
+	after := func(ref explore.WriteRef) explore.Window {
+		return explore.Window{From: &explore.Trigger{AfterWrite: &ref}}
+	}
+	for _, tc := range []struct {
+		name  string
+		win   explore.Window
+		bound int
+		want  []int
+	}{
+		{"no window: every write", explore.Window{}, 0, []int{1, 2, 3, 4}},
+		{"after the user's delete", after(explore.WriteRef{Controller: explore.UserWriter, Verb: "delete", N: 1}), 0, []int{3, 4}},
+		{"after the user's delete, bounded", after(explore.WriteRef{Controller: explore.UserWriter, Verb: "delete", N: 1}), 1, []int{3}},
+		{"after the controller's own second write", after(explore.WriteRef{Controller: "a", N: 2}), 0, []int{3, 4}},
+		{"after b's write (a user's write does not count)", after(explore.WriteRef{N: 3}), 0, []int{3, 4}},
+		{"a window that never opens", after(explore.WriteRef{Controller: explore.UserWriter, N: 2}), 0, nil},
+		{"a step window: every write", explore.Window{From: &explore.Trigger{Step: new(int)}}, 0, []int{1, 2, 3, 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := perturb.CrashSearch{Crash: perturb.Crash{Controller: "a", Win: tc.win}}
+			var got []int
+			for _, p := range cr.Placements(base, tc.bound) {
+				got = append(got, p.P.(perturb.Crash).AtRunWrite)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("placed at a's writes %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

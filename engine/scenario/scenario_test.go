@@ -572,3 +572,16 @@ func TestDefinedKinds(t *testing.T) {
 		t.Errorf("Validate changed the caller's Known.Kinds: %v", k.Kinds)
 	}
 }
+
+// TestAfterWriteOfUser: a write trigger may count the scenario's own
+// actions' writes ("user", as the explorer's write log names them).
+func TestAfterWriteOfUser(t *testing.T) {
+	data := decodeBase(t, set("actions[0].at", parse(`{"afterWrite": {"controller": "user", "verb": "delete", "n": 1}}`)))
+	s, err := Decode(testFile, data, "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(known); err != nil {
+		t.Fatal(err)
+	}
+}

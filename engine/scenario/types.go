@@ -96,7 +96,8 @@ type StepRange struct {
 // WriteRef picks the Nth write of a controller, optionally only writes of
 // one kind or verb.
 type WriteRef struct {
-	// Controller is the writer; required, one of the scenario's controllers.
+	// Controller is the writer; required, one of the scenario's controllers,
+	// or "user" for the scenario's own actions (oracle.UserWriter).
 	Controller string `json:"controller"`
 	// Kind restricts the count to one kind, "group/version/Kind" or
 	// "version/Kind" for the core group (see ParseKind).

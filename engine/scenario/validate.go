@@ -339,7 +339,9 @@ func (v *validator) trigger(field string, t *Trigger) {
 	if w := t.AfterWrite; w != nil {
 		set = append(set, "afterWrite")
 		f := join(field, "afterWrite")
-		v.controller(join(f, "controller"), w.Controller)
+		if w.Controller != oracle.UserWriter {
+			v.controller(join(f, "controller"), w.Controller)
+		}
 		if w.Kind != "" {
 			v.kind(join(f, "kind"), w.Kind)
 		}

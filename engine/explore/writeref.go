@@ -1,0 +1,25 @@
+package explore
+
+// Matches reports whether e is a write ref counts: a write trigger
+// (Trigger.AfterWrite) fires once N of a run's writes match. A user
+// action's write matches only a ref naming UserWriter; an empty Controller
+// matches every controller; Verb "status" matches any write to the status
+// subresource.
+func (ref WriteRef) Matches(e WriteEvent) bool {
+	if e.Controller == UserWriter && ref.Controller != UserWriter {
+		return false
+	}
+	if ref.Controller != "" && e.Controller != ref.Controller {
+		return false
+	}
+	if !ref.Kind.Empty() && e.Kind != ref.Kind {
+		return false
+	}
+	if ref.Verb == "status" && e.Sub != "status" {
+		return false
+	}
+	if ref.Verb != "" && ref.Verb != "status" && e.Verb != ref.Verb {
+		return false
+	}
+	return true
+}
