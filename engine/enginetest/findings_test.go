@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -201,4 +202,66 @@ func child(t *testing.T, root, mode string, env ...string) (string, error) {
 	cmd.Env = append(append(os.Environ(), helperEnv+"=1", "CTRLBUGS_ROOT="+root, "CTRLBUGS_MODE="+mode), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// scenariosHelperEnv makes TestScenariosHelper run enginetest.Scenarios.
+const scenariosHelperEnv = "CTRLBUGS_SCENARIOS_HELPER"
+
+// TestScenariosHelper is the child process of TestScenariosShards: the
+// scenarios of the "sample" project under $CTRLBUGS_ROOT.
+func TestScenariosHelper(t *testing.T) {
+	if os.Getenv(scenariosHelperEnv) == "" {
+		t.Skip("run by TestScenariosShards in a child process")
+	}
+	s := enginetest.Scheme(t)
+	counter := func(name string, step int) explore.Controller {
+		return explore.Controller{Name: "counter-" + name, Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+			return (&sample.Counter{Client: mgr.GetClient(), Name: name, Step: step}).SetupWithManager(mgr)
+		}}
+	}
+	enginetest.Scenarios(t, &engine.Project{Name: "sample", Cluster: explore.Cluster{Scheme: s},
+		Controllers: []explore.Controller{counter("a", 1), counter("b", 10)}})
+}
+
+// TestScenariosShards: the scenarios spread over processes print the same
+// run lines as in one process, and a scenario that cannot run fails the
+// test from whichever shard runs it.
+func TestScenariosShards(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"a.json", "b.json", "c.json"} {
+		put(t, filepath.Join(root, "scenarios", "sample", name), strings.Replace(sampleScenario, `"name": "counter"`, `"name": "`+strings.TrimSuffix(name, ".json")+`"`, 1))
+	}
+	run := func(jobs string) (string, error) {
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestScenariosHelper$", "-test.count=1")
+		cmd.Env = append(os.Environ(), scenariosHelperEnv+"=1", "CTRLBUGS_ROOT="+root, "CTRLBUGS_JOBS="+jobs)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	lines := func(out string) string {
+		var ls []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "a ") || strings.HasPrefix(l, "b ") || strings.HasPrefix(l, "c ") {
+				ls = append(ls, l)
+			}
+		}
+		slices.Sort(ls)
+		return strings.Join(ls, "\n")
+	}
+	one, err := run("1")
+	if err != nil {
+		t.Fatalf("one process: %v\n%s", err, one)
+	}
+	three, err := run("3")
+	if err != nil {
+		t.Fatalf("three processes: %v\n%s", err, three)
+	}
+	if lines(one) == "" || lines(one) != lines(three) {
+		t.Fatalf("run lines differ:\none process:\n%s\nthree:\n%s", lines(one), lines(three))
+	}
+	// c.json (shard 2 of 3) cannot run: the test fails.
+	put(t, filepath.Join(root, "scenarios", "sample", "c.json"), `{"name": "c"}`)
+	out, err := run("3")
+	if err == nil || !strings.Contains(out, "scenario shard 2/3 failed") {
+		t.Fatalf("a broken scenario in a shard: exit %v, output:\n%s", err, out)
+	}
 }

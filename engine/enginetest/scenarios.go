@@ -56,7 +56,25 @@ func Scenarios(t *testing.T, p *engine.Project) {
 	if len(paths) == 0 {
 		t.Fatalf("no scenarios under scenarios/%s", p.Name)
 	}
-	for _, path := range paths {
+	// The scenarios share nothing: they are spread over processes, one
+	// per CPU (CTRLBUGS_JOBS), scenario i in shard i mod n (shard.go).
+	k, n, isShard, err := scenarioShardOf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kids []*shard
+	if !isShard {
+		if n, err = jobs(len(paths)); err != nil {
+			t.Fatal(err)
+		}
+		if kids, err = startScenarioShards(t, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, path := range paths {
+		if i%n != k {
+			continue
+		}
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			scn, err := engine.LoadScenario(path, p)
 			if err != nil {
@@ -91,6 +109,19 @@ func Scenarios(t *testing.T, p *engine.Project) {
 				})
 			}
 		})
+	}
+	for _, kid := range kids {
+		err := kid.cmd.Wait()
+		// The shard's own lines (one per run), as this process prints its.
+		for _, line := range strings.Split(kid.out.String(), "\n") {
+			if strings.HasPrefix(line, "=== ") || strings.HasPrefix(line, "--- PASS") || line == "PASS" || line == "" {
+				continue
+			}
+			fmt.Println(line)
+		}
+		if err != nil {
+			t.Errorf("scenario shard %d/%d failed: %v (its output is above)", kid.k, n, err)
+		}
 	}
 }
 

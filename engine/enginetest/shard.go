@@ -31,6 +31,7 @@ const (
 	envJobs      = "CTRLBUGS_JOBS"
 	envShard     = "CTRLBUGS_VARIANT_SHARD"
 	envWhich     = "CTRLBUGS_VARIANT_RUN" // "primary" or "control"
+	envScnShard  = "CTRLBUGS_SCENARIO_SHARD"
 	resultMarker = "ctrlbugs-variant-results "
 )
 
@@ -56,8 +57,19 @@ func jobs(n int) (int, error) {
 }
 
 // shardOf parses CTRLBUGS_VARIANT_SHARD ("k/n"); ok is false when unset.
-func shardOf() (k, n int, ok bool, err error) {
-	s := os.Getenv(envShard)
+func shardOf() (k, n int, ok bool, err error) { return parseShard(envShard) }
+
+// scenarioShardOf parses CTRLBUGS_SCENARIO_SHARD; unset: shard 0 of 1.
+func scenarioShardOf() (k, n int, ok bool, err error) {
+	k, n, ok, err = parseShard(envScnShard)
+	if !ok && err == nil {
+		n = 1
+	}
+	return k, n, ok, err
+}
+
+func parseShard(env string) (k, n int, ok bool, err error) {
+	s := os.Getenv(env)
 	if s == "" {
 		return 0, 0, false, nil
 	}
@@ -65,7 +77,7 @@ func shardOf() (k, n int, ok bool, err error) {
 	k, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !found || err1 != nil || err2 != nil || n < 1 || k < 0 || k >= n {
-		return 0, 0, false, fmt.Errorf("%s=%q: want k/n with 0 <= k < n", envShard, s)
+		return 0, 0, false, fmt.Errorf("%s=%q: want k/n with 0 <= k < n", env, s)
 	}
 	return k, n, true, nil
 }
@@ -106,6 +118,31 @@ func startShards(t *testing.T, which string, n int) ([]*shard, error) {
 				_ = o.cmd.Wait()
 			}
 			return nil, fmt.Errorf("variant shard %d/%d: %w", k, n, err)
+		}
+		kids = append(kids, s)
+	}
+	return kids, nil
+}
+
+// startScenarioShards starts the child processes running shards 1..n-1
+// of t's scenarios (TestScenarios).
+func startScenarioShards(t *testing.T, n int) ([]*shard, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("scenario shards: %w", err)
+	}
+	var kids []*shard
+	for k := 1; k < n; k++ {
+		s := &shard{k: k}
+		s.cmd = exec.Command(exe, "-test.run", testPattern(t.Name()), "-test.count=1", "-test.v")
+		s.cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d/%d", envScnShard, k, n))
+		s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
+		if err := s.cmd.Start(); err != nil {
+			for _, o := range kids {
+				_ = o.cmd.Process.Kill()
+				_ = o.cmd.Wait()
+			}
+			return nil, fmt.Errorf("scenario shard %d/%d: %w", k, n, err)
 		}
 		kids = append(kids, s)
 	}
