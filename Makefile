@@ -41,7 +41,7 @@ test-engine:
 test-projects:
 	@for p in $(PROJECTS); do \
 	  echo "== projects/$$p"; \
-	  (cd projects/$$p && go vet ./... && go test -count=1 ./...) || exit 1; \
+	  (cd projects/$$p && go vet ./... && go test -count=1 -timeout 30m ./...) || exit 1; \
 	done
 
 check-finding:
