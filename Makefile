@@ -95,6 +95,10 @@ GOLANGCI_LINT_VERSION = v2.7.2
 lint:
 	@test -x out/tools/golangci-lint || { mkdir -p out/tools && GOBIN=$(CURDIR)/out/tools go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION); }
 	cd engine && ../out/tools/golangci-lint run --config ../.golangci.yml ./...
+	@# Every project's go.mod/go.sum tidy (make bump runs tidy; it once broke
+	@# unnoticed). The engine's go.mod is not checked: it pins k8s.io staging
+	@# modules that k8s.io/kubernetes requires at v0.0.0, which tidy drops.
+	@for p in $(PROJECTS); do (cd projects/$$p && go mod tidy -diff) || { echo "projects/$$p: go.mod/go.sum not tidy (diff above): run go mod tidy there" >&2; exit 1; }; done
 
 # Renders every finding's Mermaid timeline with mermaid-cli in Debian's
 # chromium (both installed on first use) and fails on a parse error or an
