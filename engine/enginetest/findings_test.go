@@ -30,14 +30,18 @@ func TestFindingsHelper(t *testing.T) {
 	if os.Getenv(helperEnv) == "" {
 		t.Skip("run by TestFindings in a child process")
 	}
-	s := enginetest.Scheme(t)
+	enginetest.Findings(t, sampleProject(t))
+}
+
+// sampleProject is the "sample" project: two counters.
+func sampleProject(t *testing.T) *engine.Project {
 	counter := func(name string, step int) explore.Controller {
 		return explore.Controller{Name: "counter-" + name, Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
 			return (&sample.Counter{Client: mgr.GetClient(), Name: name, Step: step}).SetupWithManager(mgr)
 		}}
 	}
-	enginetest.Findings(t, &engine.Project{Name: "sample", Cluster: explore.Cluster{Scheme: s},
-		Controllers: []explore.Controller{counter("a", 1), counter("b", 10)}})
+	return &engine.Project{Name: "sample", Cluster: explore.Cluster{Scheme: enginetest.Scheme(t)},
+		Controllers: []explore.Controller{counter("a", 1), counter("b", 10)}}
 }
 
 // The sample scenario: two counters, counter-a's ConfigMap cache frozen
@@ -213,14 +217,7 @@ func TestScenariosHelper(t *testing.T) {
 	if os.Getenv(scenariosHelperEnv) == "" {
 		t.Skip("run by TestScenariosShards in a child process")
 	}
-	s := enginetest.Scheme(t)
-	counter := func(name string, step int) explore.Controller {
-		return explore.Controller{Name: "counter-" + name, Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
-			return (&sample.Counter{Client: mgr.GetClient(), Name: name, Step: step}).SetupWithManager(mgr)
-		}}
-	}
-	enginetest.Scenarios(t, &engine.Project{Name: "sample", Cluster: explore.Cluster{Scheme: s},
-		Controllers: []explore.Controller{counter("a", 1), counter("b", 10)}})
+	enginetest.Scenarios(t, sampleProject(t))
 }
 
 // TestScenariosShards: the scenarios spread over processes print the same

@@ -102,47 +102,39 @@ type shard struct {
 // startShards starts the child processes for shards 1..n-1 of the
 // variants of t's finding (which: "primary" or "control").
 func startShards(t *testing.T, which string, n int) ([]*shard, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("variant shards: %w", err)
-	}
-	var kids []*shard
-	for k := 1; k < n; k++ {
-		s := &shard{k: k}
-		s.cmd = exec.Command(exe, "-test.run", testPattern(t.Name()), "-test.count=1")
-		s.cmd.Env = append(os.Environ(), "CTRLBUGS_MODE="+ModeVariants, fmt.Sprintf("%s=%d/%d", envShard, k, n), envWhich+"="+which)
-		s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
-		if err := s.cmd.Start(); err != nil {
-			for _, o := range kids {
-				_ = o.cmd.Process.Kill()
-				_ = o.cmd.Wait()
-			}
-			return nil, fmt.Errorf("variant shard %d/%d: %w", k, n, err)
-		}
-		kids = append(kids, s)
-	}
-	return kids, nil
+	return startChildren(t, n, "variant", func(k int) []string {
+		return []string{"CTRLBUGS_MODE=" + ModeVariants, fmt.Sprintf("%s=%d/%d", envShard, k, n), envWhich + "=" + which}
+	})
 }
 
 // startScenarioShards starts the child processes running shards 1..n-1
 // of t's scenarios (TestScenarios).
 func startScenarioShards(t *testing.T, n int) ([]*shard, error) {
+	return startChildren(t, n, "scenario", func(k int) []string {
+		return []string{fmt.Sprintf("%s=%d/%d", envScnShard, k, n)}
+	}, "-test.v")
+}
+
+// startChildren re-executes the test binary for t alone, once per shard
+// 1..n-1, with env(k) added to the environment; what names the shards in
+// errors.
+func startChildren(t *testing.T, n int, what string, env func(k int) []string, args ...string) ([]*shard, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("scenario shards: %w", err)
+		return nil, fmt.Errorf("%s shards: %w", what, err)
 	}
 	var kids []*shard
 	for k := 1; k < n; k++ {
 		s := &shard{k: k}
-		s.cmd = exec.Command(exe, "-test.run", testPattern(t.Name()), "-test.count=1", "-test.v")
-		s.cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d/%d", envScnShard, k, n))
+		s.cmd = exec.Command(exe, append([]string{"-test.run", testPattern(t.Name()), "-test.count=1"}, args...)...)
+		s.cmd.Env = append(os.Environ(), env(k)...)
 		s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
 		if err := s.cmd.Start(); err != nil {
 			for _, o := range kids {
 				_ = o.cmd.Process.Kill()
 				_ = o.cmd.Wait()
 			}
-			return nil, fmt.Errorf("scenario shard %d/%d: %w", k, n, err)
+			return nil, fmt.Errorf("%s shard %d/%d: %w", what, k, n, err)
 		}
 		kids = append(kids, s)
 	}
