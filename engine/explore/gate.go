@@ -169,7 +169,20 @@ func (w *world) closeGate() {
 func (h *hooks) outsideWriteFault(op *ctrlsim.Op) error {
 	p, w := h.p, h.w
 	wc := WriteContext{Controller: p.spec.Name, InRun: w.res.Writes[p.spec.Name] + 1}
-	for _, a := range w.active {
+	if !h.crashAt(wc, op) {
+		return nil
+	}
+	p.crashedOutside = true
+	w.note(fmt.Sprintf("%s crashed at its write %d of the run, made outside a reconcile (%s %s %s; %s): the write is not made, the process's later calls fail until it restarts",
+		p.spec.Name, wc.InRun, op.Verb, kindString(op.GVK), keyString(op.Namespace, op.Name), p.crashedBy))
+	return errCrashed
+}
+
+// crashAt reports whether a write fault in force crashes the process at
+// the write wc describes; if so it counts the fault as applied, marks the
+// process crashed by it and fails op.
+func (h *hooks) crashAt(wc WriteContext, op *ctrlsim.Op) bool {
+	for _, a := range h.w.active {
 		wf, ok := a.p.(WriteFault)
 		if !ok || !a.inForce() {
 			continue
@@ -179,15 +192,12 @@ func (h *hooks) outsideWriteFault(op *ctrlsim.Op) error {
 			continue
 		}
 		a.applied++
-		p.crashed = true
-		p.crashedOutside = true
-		p.crashedBy = a.p.Describe()
+		h.p.crashed = true
+		h.p.crashedBy = a.p.Describe()
 		op.Err = errCrashed
-		w.note(fmt.Sprintf("%s crashed at its write %d of the run, made outside a reconcile (%s %s %s; %s): the write is not made, the process's later calls fail until it restarts",
-			p.spec.Name, wc.InRun, op.Verb, kindString(op.GVK), keyString(op.Namespace, op.Name), p.crashedBy))
-		return errCrashed
+		return true
 	}
-	return nil
+	return false
 }
 
 // restartCrashedOutside restarts the processes that crashed at a write

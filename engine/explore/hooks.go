@@ -88,30 +88,18 @@ func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 	c := f.c
 	c.stepWrite++
 	wc := WriteContext{Controller: p.spec.Name, InReconcile: c.stepWrite, InRun: h.w.res.Writes[p.spec.Name] + 1}
-	for _, a := range h.w.active {
-		wf, ok := a.p.(WriteFault)
-		if !ok || !a.inForce() {
-			continue
-		}
-		wc.Applied = a.applied
-		if !wf.CrashAt(wc) {
-			continue
-		}
-		a.applied++
-		p.crashed = true
-		p.crashedBy = a.p.Describe()
-		op.Err = errCrashed
-		h.record(op, f)
-		if f.external {
-			// On upstream's own goroutine: no panic (its errgroups do
-			// not recover one); the call fails, the process's later
-			// calls fail, and it restarts when the step ends.
-			p.crashedOutside = true
-			return errCrashed
-		}
-		panic(crashSignal{})
+	if !h.crashAt(wc, op) {
+		return nil
 	}
-	return nil
+	h.record(op, f)
+	if f.external {
+		// On upstream's own goroutine: no panic (its errgroups do not
+		// recover one); the call fails, the process's later calls fail,
+		// and it restarts when the step ends.
+		p.crashedOutside = true
+		return errCrashed
+	}
+	panic(crashSignal{})
 }
 
 func (h *hooks) AfterCall(op *ctrlsim.Op) {
