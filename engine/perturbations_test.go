@@ -46,6 +46,9 @@ func TestPerturbationsApplyOrFail(t *testing.T) {
 		{name: "repeated crash within its window",
 			perturbations: `[{"type": "crash", "controller": "counter-a", "atWrite": 2, "repeat": true, "until": {"time": "1s"}}]`,
 			wantCrashes:   -1}, // at least one, all before 1s
+		{name: "ordering of one single-controller process never applies",
+			perturbations: `[{"type": "ordering", "controllers": ["counter-a"]}]`,
+			wantErr:       "counter.json: perturbations[0]", msg: "never ready at once"},
 		{name: "staleness of a kind the controller does not cache never applies",
 			perturbations: `[{"type": "staleness", "controller": "counter-a", "kind": "v1/Secret", "mode": "frozen"}]`,
 			wantErr:       "counter.json: perturbations[0]", msg: "never applied"},

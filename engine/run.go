@@ -248,8 +248,12 @@ func checkApplied(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) err
 			}
 		}
 		if n == 0 {
+			why := "its window never opened while the controller had an informer of the kind, or no reconcile reached the write"
+			if _, ok := p.(explore.Scheduler); ok {
+				why = "two of the controllers (or worker items) it covers were never ready at once while its window was open"
+			}
 			errs = append(errs, &scenario.Error{File: scn.File(), Field: fmt.Sprintf("perturbations[%d]", i),
-				Msg: fmt.Sprintf("%s never applied in %d run(s): its window never opened while the controller had an informer of the kind, or no reconcile reached the write", p.Describe(), len(out.Runs))})
+				Msg: fmt.Sprintf("%s never applied in %d run(s): %s", p.Describe(), len(out.Runs), why)})
 		}
 	}
 	if len(errs) == 0 {
