@@ -191,6 +191,14 @@
 //     serves (status, scale, a Pod's eviction, a Namespace's finalize), no
 //     short names or categories, and a singular name that is the lowercase
 //     kind (fidelity: discovery/*).
+//   - OpenAPI (builtinopenapi.go, served by ctrlsim's REST seam): built-in
+//     group versions get components built from kube-apiserver v1.36.3's own
+//     generated definitions and namer, for the kinds the engine serves, and
+//     no paths (the engine has no REST routes to build them from; fidelity:
+//     openapi/paths, pinned); CRD group versions get the apiextensions
+//     builder's documents; /openapi/v2 merges both, as JSON or protobuf
+//     (fidelity: openapi/v3-components, openapi/v3-schema-resolver,
+//     openapi/v2).
 //   - Ablations (Options.Ablations) switch single semantics off on purpose, to
 //     show how an unfaithful simulator produces a false finding; for linked
 //     kinds the strategy's generation and status handling is undone when

@@ -90,7 +90,9 @@ func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	var data []byte
 	var err error
-	if raw, ok := body.(json.RawMessage); ok {
+	if tb, ok := body.(typedBody); ok {
+		data, ct = tb.data, tb.contentType
+	} else if raw, ok := body.(json.RawMessage); ok {
 		// A document served as it is (OpenAPI v3): already JSON.
 		data = raw
 	} else if data, err = json.Marshal(body); err != nil {
@@ -111,6 +113,8 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 	if !ri.IsResourceRequest {
 		if p := strings.Trim(req.URL.Path, "/"); p == openAPIV3Prefix || strings.HasPrefix(p, openAPIV3Prefix+"/") {
 			return t.openAPI(req.URL.Path)
+		} else if p == openAPIV2Path {
+			return t.openAPIV2(req.Header.Get("Accept"))
 		}
 		return t.discovery(req.URL.Path, req.Header.Get("Accept"))
 	}
