@@ -171,6 +171,23 @@ func memoized(key string, build func() ([]byte, error)) ([]byte, error) {
 // /openapi/v3/api/v1 or /openapi/v3/apis/<group>/<version>, without paths:
 // see the simplifications above). ok is false when gv has no built-in kind.
 func (s *Server) BuiltinOpenAPIV3JSON(gv schema.GroupVersion) (doc []byte, ok bool, err error) {
+	// The built-in kinds are fixed when the server is made, so each group
+	// version's document is too: looked up once per server.
+	if d, hit := s.builtinV3[gv]; hit {
+		return d, d != nil, nil
+	}
+	doc, ok, err = s.buildBuiltinOpenAPIV3(gv)
+	if err != nil {
+		return nil, ok, err
+	}
+	if s.builtinV3 == nil {
+		s.builtinV3 = map[schema.GroupVersion][]byte{}
+	}
+	s.builtinV3[gv] = doc
+	return doc, ok, nil
+}
+
+func (s *Server) buildBuiltinOpenAPIV3(gv schema.GroupVersion) (doc []byte, ok bool, err error) {
 	names, err := s.builtinTypeNames(&gv)
 	if err != nil || names == nil {
 		return nil, false, err

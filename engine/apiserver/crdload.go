@@ -3,10 +3,12 @@ package apiserver
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -46,7 +48,7 @@ func (s *Server) InstallCRDFile(path string) error {
 	if err != nil {
 		return err
 	}
-	crds, err := ReadCRDs(data)
+	crds, err := readCRDsMemo(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -57,5 +59,36 @@ func (s *Server) InstallCRDFile(path string) error {
 	}
 	return nil
 }
+
+// readCRDsMemo is ReadCRDs, parsed once per content in this process (every
+// run of a scenario installs the same files); each call gets copies.
+func readCRDsMemo(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	key := sha256.Sum256(data)
+	crdFiles.Lock()
+	crds, ok := crdFiles.m[key]
+	crdFiles.Unlock()
+	if !ok {
+		var err error
+		if crds, err = ReadCRDs(data); err != nil {
+			return nil, err
+		}
+		crdFiles.Lock()
+		if len(crdFiles.m) >= docCacheMax {
+			clear(crdFiles.m)
+		}
+		crdFiles.m[key] = crds
+		crdFiles.Unlock()
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, len(crds))
+	for i, crd := range crds {
+		out[i] = crd.DeepCopy()
+	}
+	return out, nil
+}
+
+var crdFiles = struct {
+	sync.Mutex
+	m map[[sha256.Size]byte][]*apiextensionsv1.CustomResourceDefinition
+}{m: map[[sha256.Size]byte][]*apiextensionsv1.CustomResourceDefinition{}}
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }

@@ -1,10 +1,12 @@
 package apiserver
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -237,16 +239,52 @@ func (s *Server) InstallCRD(crd *apiextensionsv1.CustomResourceDefinition) error
 	// The same type converter the real server builds (customresource_handler.go,
 	// buildOpenAPIModelsForApply); a CRD whose models cannot be built falls
 	// back to the deduced converter, as the real server does.
-	conv := managedfields.NewDeducedTypeConverter()
-	if spec, err := builder.BuildOpenAPIV3(crd, ver.Name, builder.Options{}); err == nil && spec.Components != nil {
-		if c, err := managedfields.NewTypeConverter(spec.Components.Schemas, crd.Spec.PreserveUnknownFields); err == nil {
-			conv = c
-		} else {
-			return fmt.Errorf("CRD %s: type converter: %w", crd.Name, err)
-		}
+	conv, err := crdTypeConverter(crd, ver.Name)
+	if err != nil {
+		return err
 	}
 	return s.addKind(k, conv)
 }
+
+// crdTypeConverter builds a CRD version's type converter, or returns the
+// one built before in this process for the same CRD content: a converter
+// is a function of the CRD alone and is never modified after it is built
+// (kube-apiserver shares one across all requests for the version), and
+// every run of a scenario installs the same CRDs, so building it again
+// (the apiextensions OpenAPI builder, then the SMD parser) was most of
+// installing a CRD.
+func crdTypeConverter(crd *apiextensionsv1.CustomResourceDefinition, version string) (managedfields.TypeConverter, error) {
+	key, err := openAPIKey(schema.GroupVersion{Group: "typeconverter", Version: version}, []*apiextensionsv1.CustomResourceDefinition{crd})
+	if err != nil {
+		return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
+	}
+	convMemo.Lock()
+	conv, ok := convMemo.m[key]
+	convMemo.Unlock()
+	if ok {
+		return conv, nil
+	}
+	conv = managedfields.NewDeducedTypeConverter()
+	if spec, err := builder.BuildOpenAPIV3(crd, version, builder.Options{}); err == nil && spec.Components != nil {
+		c, err := managedfields.NewTypeConverter(spec.Components.Schemas, crd.Spec.PreserveUnknownFields)
+		if err != nil {
+			return nil, fmt.Errorf("CRD %s: type converter: %w", crd.Name, err)
+		}
+		conv = c
+	}
+	convMemo.Lock()
+	if len(convMemo.m) >= docCacheMax {
+		clear(convMemo.m)
+	}
+	convMemo.m[key] = conv
+	convMemo.Unlock()
+	return conv, nil
+}
+
+var convMemo = struct {
+	sync.Mutex
+	m map[[sha256.Size]byte]managedfields.TypeConverter
+}{m: map[[sha256.Size]byte]managedfields.TypeConverter{}}
 
 // InstallCRDJSON decodes a CRD (JSON or YAML converted to JSON) and installs it.
 func (s *Server) InstallCRDJSON(data []byte) error {

@@ -38,6 +38,24 @@ func (s *Server) GetAt(req Request, atRev int64) (*unstructured.Unstructured, er
 	return obj, nil
 }
 
+// PeekAt is GetAt without the copy, for readers that only convert or look:
+// the object is the store's, shared, and must not be modified; rev is the
+// revision that wrote it (with the server, a key for its content).
+func (s *Server) PeekAt(req Request, atRev int64) (obj *unstructured.Unstructured, rev int64, err error) {
+	k, err := s.kindOf(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	if req.Subresource != "" && req.Subresource != "status" {
+		return nil, 0, apierrors.NewBadRequest("unsupported subresource " + req.Subresource)
+	}
+	obj, rev, ok := s.store.Peek(storeKey(k, req.Namespace, req.Name), atRev)
+	if !ok {
+		return nil, 0, errNotFound(k, req.Name)
+	}
+	return obj, rev, nil
+}
+
 // ListOptions select objects in a List.
 type ListOptions struct {
 	Labels labels.Selector

@@ -69,6 +69,8 @@ type Server struct {
 	notified int64
 	// openAPI memoizes CRDOpenAPIV3JSON per group version (openapi.go).
 	openAPI map[schema.GroupVersion]openAPIMemo
+	// builtinV3 memoizes BuiltinOpenAPIV3JSON per group version (nil: none).
+	builtinV3 map[schema.GroupVersion][]byte
 }
 
 // Write describes one request that reached storage (or was refused), for

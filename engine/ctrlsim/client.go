@@ -109,7 +109,7 @@ func (c *Client) call(ctx context.Context, op *Op, fn func() error) error {
 
 // currentRV is the object's resourceVersion in the server now ("" if absent).
 func (c *Client) currentRV(gvk schema.GroupVersionKind, ns, name string) string {
-	u, err := c.env.Server.Get(apiserver.Request{GVK: gvk, Namespace: ns, Name: name})
+	u, _, err := c.env.Server.PeekAt(apiserver.Request{GVK: gvk, Namespace: ns, Name: name}, 0)
 	if err != nil {
 		return ""
 	}
@@ -142,12 +142,12 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 				return err
 			}
 			op.CurrentRV = c.currentRV(gvk, key.Namespace, key.Name)
-			u, err := c.env.Server.GetAt(apiserver.Request{GVK: gvk, Namespace: key.Namespace, Name: key.Name}, op.ViewRev)
+			u, rev, err := c.env.Server.PeekAt(apiserver.Request{GVK: gvk, Namespace: key.Namespace, Name: key.Name}, op.ViewRev)
 			if err != nil {
 				return err
 			}
 			op.ObservedRV = u.GetResourceVersion()
-			return replaceWith(u, obj, gvk)
+			return c.env.readInto(u, rev, obj, gvk)
 		}
 		u, err := c.env.Server.Get(apiserver.Request{GVK: gvk, Namespace: key.Namespace, Name: key.Name})
 		if err != nil {

@@ -22,6 +22,8 @@ type Env struct {
 	// progress (pushed through Server.Observe): what each replaced and the
 	// store events it produced, computed once, by the server.
 	writes []apiserver.Write
+	// typed holds cached reads' conversions (typedmemo.go).
+	typed typedMemo
 }
 
 // NewEnv wraps a server.

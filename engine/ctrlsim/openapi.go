@@ -51,10 +51,45 @@ const (
 	openAPIV2Protobuf           = "com.github.proto-openapi.spec.v2.v1.0+protobuf"
 )
 
-// docHash is the hash a document's serverRelativeURL carries.
+// docHash is the hash a document's serverRelativeURL carries. Documents
+// are memoized by the server and never modified, and clients fetch the
+// index (which hashes every document) again and again, so hashes are
+// remembered by the document's identity: its first byte's address and
+// its length (the map keeps the document alive, so neither is reused).
 func docHash(doc []byte) string {
+	if len(doc) == 0 {
+		return hashOf(doc)
+	}
+	id := docID{p: &doc[0], n: len(doc)}
+	docHashes.Lock()
+	h, ok := docHashes.m[id]
+	docHashes.Unlock()
+	if ok {
+		return h
+	}
+	h = hashOf(doc)
+	docHashes.Lock()
+	if docHashes.m == nil || len(docHashes.m) >= 1024 {
+		docHashes.m = map[docID]string{}
+	}
+	docHashes.m[id] = h
+	docHashes.Unlock()
+	return h
+}
+
+func hashOf(doc []byte) string {
 	sum := sha256.Sum256(doc)
 	return strings.ToUpper(hex.EncodeToString(sum[:]))
+}
+
+type docID struct {
+	p *byte
+	n int
+}
+
+var docHashes struct {
+	sync.Mutex
+	m map[docID]string
 }
 
 // openAPIPath is the path of gv's document under /openapi/v3.

@@ -142,6 +142,18 @@ func (s *Store) Get(key Key, atRev int64) (*unstructured.Unstructured, bool) {
 	return v.obj.DeepCopy(), true
 }
 
+// Peek returns the stored object as of revision atRev (0: latest) and the
+// revision that wrote it, without copying: the object is shared with the
+// store and must not be modified (a stored version never changes, so the
+// pair identifies its content for the life of the store).
+func (s *Store) Peek(key Key, atRev int64) (*unstructured.Unstructured, int64, bool) {
+	v := s.latest(key, atRev)
+	if v == nil {
+		return nil, 0, false
+	}
+	return v.obj, v.rev, true
+}
+
 // CurrentRev returns the revision at which key was last written, 0 if it
 // does not exist.
 func (s *Store) CurrentRev(key Key) int64 {

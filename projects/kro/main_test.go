@@ -1,6 +1,7 @@
 package kro
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"testing"
@@ -34,5 +35,10 @@ import (
 // mismatch still names the step where it differs.
 func TestMain(m *testing.M) {
 	runtime.GOMAXPROCS(1)
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := checkDocMemo(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		code = 1
+	}
+	os.Exit(code)
 }

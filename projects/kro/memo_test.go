@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,8 +25,8 @@ func (g countingGV) Schema(ct string) ([]byte, error) { *g.n++; return g.GroupVe
 // TestDocResolverAgreesWithUpstream: for every kind of every group version
 // client-go embeds (kube-apiserver's own documents), docResolver's answer
 // equals upstream ClientDiscoveryResolver's over the same documents, on a
-// first call (memo filled) and on a second (memo hit); every call fetches
-// the document as upstream does; a group version not served gives
+// first call (memo filled) and on a second (memo hit, the same schema);
+// every call fetches the document as upstream does; a group version not served gives
 // upstream's error.
 func TestDocResolverAgreesWithUpstream(t *testing.T) {
 	embedded, err := openapitest.NewEmbeddedFileClient().Paths()
@@ -84,12 +85,15 @@ func TestDocResolverAgreesWithUpstream(t *testing.T) {
 				}
 				if call == 1 {
 					first = got
-				} else if got != nil && first == interface{}(got) {
-					t.Fatalf("%s: two calls share one schema (each caller must get its own copy)", gvk)
+				} else if got != nil && first != interface{}(got) {
+					t.Fatalf("%s: the second call parsed again (the memo must answer it)", gvk)
 				}
 			}
 			kinds++
 		}
+	}
+	if err := checkDocMemo(); err != nil {
+		t.Fatal(err)
 	}
 	if kinds < 50 {
 		t.Fatalf("compared %d kinds; the embedded documents hold many more", kinds)
@@ -101,5 +105,29 @@ func TestDocResolverAgreesWithUpstream(t *testing.T) {
 	_, gerr := ours.ResolveSchema(missing)
 	if werr == nil || gerr == nil || werr.Error() != gerr.Error() || !errors.Is(gerr, resolver.ErrSchemaNotFound) {
 		t.Fatalf("unserved group version: error %v, upstream %v", gerr, werr)
+	}
+}
+
+// TestCheckDocMemo: a caller writing to a schema it was handed (which the
+// memo shares across runs) is reported by name.
+func TestCheckDocMemo(t *testing.T) {
+	embedded, err := openapitest.NewEmbeddedFileClient().Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &docResolver{disc: staticDiscovery{paths: embedded}}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	s, err := r.ResolveSchema(gvk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkDocMemo(); err != nil {
+		t.Fatalf("before any write: %v", err)
+	}
+	saved := s.Description
+	s.Description = "written by a caller"
+	defer func() { s.Description = saved }()
+	if err := checkDocMemo(); err == nil || !strings.Contains(err.Error(), "/v1, Kind=ConfigMap was modified") {
+		t.Fatalf("checkDocMemo after a write: %v", err)
 	}
 }
