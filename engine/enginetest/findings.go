@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/finding"
@@ -178,7 +179,11 @@ func verb(fails bool) string { return map[bool]string{true: "fails", false: "hol
 // modes (several runs per variant) the runs of one engine.Run without a
 // variant filter are checked. which names the finding's run: "primary" or
 // "control".
-func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, which string) (ok, n int, problem string) {
+//
+// perRun is the wall time one run of the finding took in this process (0:
+// not known); it decides whether the variants are worth spreading over
+// processes (jobsFor).
+func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, which string, perRun time.Duration) (ok, n int, problem string) {
 	t.Helper()
 	r := f.Primary
 	if which == "control" {
@@ -222,7 +227,7 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 	}
 	var kids []*shard
 	if !isShard {
-		if shards, err = jobs(len(labels)); err != nil {
+		if shards, err = jobsFor(len(labels), perRun); err != nil {
 			t.Error(err)
 			return 0, 0, err.Error()
 		}
@@ -325,13 +330,14 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		if which != "primary" && which != "control" {
 			t.Fatalf("%s=%q: want primary or control", envWhich, which)
 		}
-		allVariants(t, scn, p, f, which)
+		allVariants(t, scn, p, f, which, 0)
 		return
 	}
 	verdict := map[string]string{finding.Reproduces: "REPRODUCED", finding.FixedUpstream: "REPRODUCED", finding.Refuted: "REFUTED"}[f.Status]
 	switch mode {
 	case ModeRecord:
 		var tr []byte
+		start := time.Now() // wall time, outside the bubble: see jobsFor
 		Bubble(t, seed, func(t *testing.T) {
 			out, err := engine.Run(t.Context(), scn, p, opts(f.Primary))
 			if err != nil {
@@ -343,13 +349,14 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			}
 			tr = ro.Trace
 		})
+		perRun := time.Since(start)
 		if t.Failed() {
 			return
 		}
 		// A claim about every variant is not recorded unless it holds in
 		// every variant.
 		if f.Primary.AllVariants() {
-			if ok, n, problem := allVariants(t, scn, p, f, "primary"); problem != "" {
+			if ok, n, problem := allVariants(t, scn, p, f, "primary", perRun); problem != "" {
 				t.Fatalf("%s: not recorded: the primary run claims every variant, %d/%d agree: %s", f.ID, ok, n, problem)
 			}
 		}
@@ -376,7 +383,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			}
 		}
 		if f.Primary.AllVariants() {
-			ok, n, problem := allVariants(t, scn, p, f, "primary")
+			ok, n, problem := allVariants(t, scn, p, f, "primary", 0)
 			if strings.HasPrefix(problem, "harness error: ") {
 				fmt.Printf("%s: harness broken: %s\n", f.ID, strings.TrimPrefix(problem, "harness error: "))
 				t.Fail()
@@ -409,6 +416,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	recorded, _ := os.ReadFile(f.Abs(f.Trace))
 	var replayed []byte
 	mismatch := ""
+	start := time.Now() // wall time, outside the bubble: see jobsFor
 	Bubble(t, seed, func(t *testing.T) {
 		o := opts(f.Primary)
 		o.Mode, o.Replay, o.Variant = "replay", rec, rec.Header.Variant
@@ -437,11 +445,12 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			mismatch = "the replayed trace is not byte-identical to the recorded one: " + firstDiff(recorded, replayed)
 		}
 	})
+	perRun := time.Since(start)
 	// The recorded trace is one variant; a claim about every variant is
 	// checked by running them all afresh.
 	variants := ""
 	if f.Primary.AllVariants() {
-		ok, n, problem := allVariants(t, scn, p, f, "primary")
+		ok, n, problem := allVariants(t, scn, p, f, "primary", perRun)
 		variants = fmt.Sprintf("variants=%d/%d", ok, n)
 		if problem != "" && mismatch == "" {
 			mismatch = problem
@@ -462,7 +471,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	// verify: the control run must give the oracle the opposite answer.
 	control := "clean"
 	if f.Control.AllVariants() {
-		if _, _, problem := allVariants(t, scn, p, f, "control"); problem != "" {
+		if _, _, problem := allVariants(t, scn, p, f, "control", perRun); problem != "" {
 			control = strings.ReplaceAll(problem, " ", "_")
 		}
 	} else {

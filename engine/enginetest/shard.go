@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A finding's claim about every variant runs each variant alone, in its own
@@ -54,6 +55,26 @@ func jobs(n int) (int, error) {
 		j = v
 	}
 	return max(1, min(j, n)), nil
+}
+
+// shardWorth is the least serial time a finding's variants must be
+// estimated to take for spreading them over processes to pay: each shard
+// process starts the test binary, lists the variants again and warms its
+// own caches (measured: fluxcd-f1's 14 variants, ~1.3 s in one process,
+// took longer over 2).
+const shardWorth = 3 * time.Second
+
+// jobsFor is how many processes run n variants of a finding one run of
+// which took perRun of wall time: jobs(n), or 1 when the n runs are
+// estimated under shardWorth (perRun 0, not known: jobs(n)). CTRLBUGS_JOBS,
+// when set, is obeyed as it is. Wall time decides only how the variants are spread, never what any
+// of them does: results are merged in variant order, and TestFindings
+// checks one process and several give the same lines.
+func jobsFor(n int, perRun time.Duration) (int, error) {
+	if os.Getenv(envJobs) == "" && perRun > 0 && time.Duration(n)*perRun < shardWorth {
+		return 1, nil
+	}
+	return jobs(n)
 }
 
 // shardOf parses CTRLBUGS_VARIANT_SHARD ("k/n"); ok is false when unset.
