@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -226,7 +227,16 @@ func schemaResolver(cfg *rest.Config, set *kroclient.Set) (resolver.SchemaResolv
 	if err != nil {
 		return nil, err
 	}
-	core := resolver.NewDefinitionsSchemaResolver(openapi.GetOpenAPIDefinitions, clientgoscheme.Scheme)
 	cached := newTTLResolver(&docResolver{disc: dc}, schemaCacheSize, schemaCacheTTL)
-	return core.Combine(cached), nil
+	return coreResolver().Combine(cached), nil
 }
+
+// coreResolver is upstream's core resolver, built once per test binary:
+// it is a function of compiled-in definitions and client-go's scheme only,
+// never modified after it is built (upstream builds one per kro process and
+// every graph build shares it), and building it (every definition of
+// apiextensions-apiserver's generated OpenAPI, named) was ~3 % of a
+// finding's reproduction, at every run and process restart.
+var coreResolver = sync.OnceValue(func() *resolver.DefinitionsSchemaResolver {
+	return resolver.NewDefinitionsSchemaResolver(openapi.GetOpenAPIDefinitions, clientgoscheme.Scheme)
+})
