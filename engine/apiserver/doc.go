@@ -191,6 +191,13 @@
 //     serves (status, scale, a Pod's eviction, a Namespace's finalize), no
 //     short names or categories, and a singular name that is the lowercase
 //     kind (fidelity: discovery/*).
+//   - A CRD whose schema changes re-decodes the kind's stored objects
+//     (kinds.go redecodeStored, store.Redecode): pruned and defaulted with
+//     the new schema, as kube-apiserver's CR storage codec does on every
+//     read from etcd, with no new resourceVersion (fidelity:
+//     crd/schema-change-prunes-stored). Simplified: open watches of the
+//     kind go on, where a real server replaces the kind's watch cache and
+//     ends them.
 //   - OpenAPI (builtinopenapi.go, served by ctrlsim's REST seam): built-in
 //     group versions get components built from kube-apiserver v1.36.3's own
 //     generated definitions and namer, for the kinds the engine serves, and

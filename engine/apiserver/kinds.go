@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"reflect"
 	"strings"
 	"sync"
@@ -243,7 +245,44 @@ func (s *Server) InstallCRD(crd *apiextensionsv1.CustomResourceDefinition) error
 	if err != nil {
 		return err
 	}
-	return s.addKind(k, conv)
+	old := s.kinds[gvk.GroupKind()]
+	if err := s.addKind(k, conv); err != nil {
+		return err
+	}
+	if old != nil {
+		s.redecodeStored(k)
+	}
+	return nil
+}
+
+// redecodeStored makes the stored objects of a custom resource kind whose
+// CRD just changed read as kube-apiserver reads them: its CR storage codec
+// (apiextensions-apiserver customresource_handler.go,
+// crdConversionRESTOptionsGetter: schemaCoercingDecoder and
+// unstructuredDefaulter) prunes unknown fields and applies defaults with
+// the CRD's current structural schema on every read from etcd, so after a
+// schema change a field the schema no longer declares disappears from
+// every read (and from the live object a write starts from) without a new
+// resourceVersion, and a new default appears. The engine re-decodes the
+// stored versions once, at the change (store.Redecode), instead of at each
+// read: the same answers. Simplified: a real server also replaces the
+// kind's watch cache (open watches end and clients re-list); the engine's
+// watches go on.
+func (s *Server) redecodeStored(k *Kind) {
+	if k.structural == nil {
+		return
+	}
+	s.store.Redecode(k.GVK.GroupKind(), func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		c := u.DeepCopy()
+		if !k.preserve {
+			pruning.Prune(c.Object, k.structural, true)
+		}
+		structuraldefaulting.Default(c.Object, k.structural)
+		if apiequality.Semantic.DeepEqual(c.Object, u.Object) {
+			return nil
+		}
+		return c
+	})
 }
 
 // crdTypeConverter builds a CRD version's type converter, or returns the

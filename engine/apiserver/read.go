@@ -40,7 +40,8 @@ func (s *Server) GetAt(req Request, atRev int64) (*unstructured.Unstructured, er
 
 // PeekAt is GetAt without the copy, for readers that only convert or look:
 // the object is the store's, shared, and must not be modified; rev is the
-// revision that wrote it (with the server, a key for its content).
+// revision that wrote it (with the server and StoreEpoch, a key for its
+// content).
 func (s *Server) PeekAt(req Request, atRev int64) (obj *unstructured.Unstructured, rev int64, err error) {
 	k, err := s.kindOf(req)
 	if err != nil {
@@ -55,6 +56,10 @@ func (s *Server) PeekAt(req Request, atRev int64) (obj *unstructured.Unstructure
 	}
 	return obj, rev, nil
 }
+
+// StoreEpoch advances when stored content is re-decoded (a CRD's schema
+// changed: redecodeStored).
+func (s *Server) StoreEpoch() int64 { return s.store.Epoch() }
 
 // ListOptions select objects in a List.
 type ListOptions struct {

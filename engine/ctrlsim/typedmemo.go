@@ -20,12 +20,14 @@ import (
 // it, later reads deep-copy the result. The answer is the same either way.
 
 // typedKey names a conversion: the revision that wrote the stored version
-// (one revision writes one object, and a stored version never changes),
-// the kind it is read as and the Go type it is converted to.
+// (one revision writes one object) and the store's epoch (a stored version
+// changes only when the server re-decodes its kind), the kind it is read
+// as and the Go type it is converted to.
 type typedKey struct {
-	rev int64
-	gvk schema.GroupVersionKind
-	t   reflect.Type
+	rev   int64
+	epoch int64 // the store's: a re-decode changes stored content
+	gvk   schema.GroupVersionKind
+	t     reflect.Type
 }
 
 // typedMemoMax bounds the memo; past it, it is emptied (entries are
@@ -48,7 +50,7 @@ func (e *Env) readInto(u *unstructured.Unstructured, rev int64, obj runtime.Obje
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return replaceWith(u, obj, gvk) // its error
 	}
-	k := typedKey{rev: rev, gvk: gvk, t: v.Type()}
+	k := typedKey{rev: rev, epoch: e.Server.StoreEpoch(), gvk: gvk, t: v.Type()}
 	e.typed.mu.Lock()
 	done, ok := e.typed.m[k]
 	e.typed.mu.Unlock()

@@ -18,21 +18,27 @@ import (
 // sums of their digests), so a step costs what it wrote, not what is
 // stored.
 type stateHash struct {
-	st  store.Reader
-	rev int64 // events folded in up to here
-	sum digest
-	per map[store.Key]digest
+	st    store.Reader
+	epoch int64 // the store's epoch the digests are of
+	rev   int64 // events folded in up to here
+	sum   digest
+	per   map[store.Key]digest
 }
 
 type digest [4]uint64
 
 func (h *stateHash) init(st store.Reader) {
-	h.st, h.rev, h.sum, h.per = st, 0, digest{}, map[store.Key]digest{}
+	h.st, h.epoch, h.rev, h.sum, h.per = st, st.Epoch(), 0, digest{}, map[store.Key]digest{}
 	h.current() // the initial objects, once, at boot
 }
 
 // current folds in the events since the last call and returns the hash.
 func (h *stateHash) current() string {
+	if e := h.st.Epoch(); e != h.epoch {
+		// Stored content was re-decoded (a CRD's schema changed): fold
+		// the whole log in again, as it now reads.
+		h.epoch, h.rev, h.sum, h.per = e, 0, digest{}, map[store.Key]digest{}
+	}
 	for _, ev := range h.st.Events(h.rev, 0) {
 		if old, ok := h.per[ev.Key]; ok {
 			h.sum = h.sum.sub(old)

@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +10,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -220,3 +223,82 @@ func crdCond(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.Cu
 }
 
 func ptrTrue() *bool { b := true; return &b }
+
+// A CRD's schema change reaches objects already stored: kube-apiserver's
+// CR storage codec prunes and defaults with the current schema on every
+// read from etcd, so a field the new schema drops disappears from reads
+// (with no new resourceVersion), a new default appears, and a write
+// starts from the pruned object (server-side apply succeeds).
+var _ = register("crd/schema-change-prunes-stored", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	group := ns + ".ctrlbugs.dev"
+	schemaOf := func(fields map[string]apiextensionsv1.JSONSchemaProps) *apiextensionsv1.CustomResourceValidation {
+		return &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", Properties: fields}}}}
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "sprockets." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "sprockets", Singular: "sprocket", Kind: "Sprocket", ListKind: "SprocketList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: schemaOf(map[string]apiextensionsv1.JSONSchemaProps{"a": {Type: "string"}, "b": {Type: "string"}})}},
+		},
+	}
+	if !mustOK(o, "create-crd", c.Create(ctx, crd, own)) {
+		return
+	}
+	defer func() { _ = c.Delete(ctx, crd) }()
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "sprockets"}
+	d := dynamicFor(c, o)
+	if d == nil {
+		return
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": "Sprocket",
+		"metadata": map[string]any{"name": "s"}, "spec": map[string]any{"a": "1", "b": "2"}}}
+	var created *unstructured.Unstructured
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if created, err = d.Resource(gvr).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldOwner}); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !o.Err("create", err) {
+		return
+	}
+	cur := &apiextensionsv1.CustomResourceDefinition{}
+	if !o.Err("get-crd", c.Get(ctx, key("", crd.Name), cur)) {
+		return
+	}
+	cur.Spec.Versions[0].Schema = schemaOf(map[string]apiextensionsv1.JSONSchemaProps{"a": {Type: "string"},
+		"c": {Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`"x"`)}}})
+	if !o.Err("update-crd", c.Update(ctx, cur, own)) {
+		return
+	}
+	// The real server swaps the kind's storage asynchronously: wait until
+	// a read shows the new schema (at most 10 s).
+	var got *unstructured.Unstructured
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got, err = d.Resource(gvr).Namespace(ns).Get(ctx, "s", metav1.GetOptions{})
+		if err != nil || time.Now().After(deadline) {
+			break
+		}
+		if _, has := got.Object["spec"].(map[string]any)["b"]; !has {
+			break
+		}
+	}
+	if !o.Err("get", err) {
+		return
+	}
+	o.Add("get.spec", fmt.Sprint(got.Object["spec"]))
+	o.Add("get.rv-unchanged", fmt.Sprint(got.GetResourceVersion() == created.GetResourceVersion()))
+	l, err := d.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if o.Err("list", err) && len(l.Items) == 1 {
+		o.Add("list.spec", fmt.Sprint(l.Items[0].Object["spec"]))
+	}
+	apply := &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": "Sprocket",
+		"metadata": map[string]any{"name": "s"}, "spec": map[string]any{"a": "3"}}}
+	applied, err := d.Resource(gvr).Namespace(ns).Apply(ctx, "s", apply, metav1.ApplyOptions{FieldManager: "other", Force: true})
+	if o.Err("apply", err) {
+		o.Add("apply.spec", fmt.Sprint(applied.Object["spec"]))
+	}
+})

@@ -76,6 +76,8 @@ type Reader interface {
 	RevAt(t time.Time) int64
 	// TimeOf returns the time revision rev was written.
 	TimeOf(rev int64) time.Time
+	// Epoch counts the re-decodes of stored content (see Store.Redecode).
+	Epoch() int64
 }
 
 var _ Reader = (*Store)(nil)
@@ -88,6 +90,9 @@ type Store struct {
 	byKind  map[schema.GroupKind][]Key // insertion order; sorted on read
 	log     []Event
 	clock   func() time.Time
+	// epoch counts Redecode calls that changed something: a stored
+	// version's content is fixed for one epoch.
+	epoch int64
 }
 
 // New returns an empty store whose events are stamped with clock().
@@ -144,8 +149,8 @@ func (s *Store) Get(key Key, atRev int64) (*unstructured.Unstructured, bool) {
 
 // Peek returns the stored object as of revision atRev (0: latest) and the
 // revision that wrote it, without copying: the object is shared with the
-// store and must not be modified (a stored version never changes, so the
-// pair identifies its content for the life of the store).
+// store and must not be modified (a stored version changes only when
+// Redecode replaces it: the revision and Epoch identify its content).
 func (s *Store) Peek(key Key, atRev int64) (*unstructured.Unstructured, int64, bool) {
 	v := s.latest(key, atRev)
 	if v == nil {
@@ -153,6 +158,56 @@ func (s *Store) Peek(key Key, atRev int64) (*unstructured.Unstructured, int64, b
 	}
 	return v.obj, v.rev, true
 }
+
+// Redecode replaces the stored content of every version of gk's objects
+// (history and log, revisions unchanged) by what decode returns for it
+// (nil: unchanged), as when kube-apiserver reads stored objects through a
+// new decoder (a custom resource's storage codec prunes and defaults with
+// the CRD's current schema on every read from etcd). It returns how many
+// versions changed; if any did, Epoch advances. Objects handed out before
+// keep their old content, as clients keep what they decoded before.
+func (s *Store) Redecode(gk schema.GroupKind, decode func(*unstructured.Unstructured) *unstructured.Unstructured) int {
+	replaced := map[*unstructured.Unstructured]*unstructured.Unstructured{}
+	redo := func(o *unstructured.Unstructured) *unstructured.Unstructured {
+		if o == nil {
+			return nil
+		}
+		if n, ok := replaced[o]; ok {
+			return n
+		}
+		n := decode(o)
+		if n == nil {
+			n = o
+		}
+		replaced[o] = n
+		return n
+	}
+	changed := 0
+	for _, key := range s.byKind[gk] {
+		h := s.history[key]
+		for i := range h {
+			if n := redo(h[i].obj); n != h[i].obj {
+				h[i].obj = n
+				changed++
+			}
+		}
+	}
+	for i := range s.log {
+		if s.log[i].Key.GroupKind != gk {
+			continue
+		}
+		s.log[i].Object = redo(s.log[i].Object)
+		s.log[i].Prev = redo(s.log[i].Prev)
+	}
+	if changed > 0 {
+		s.epoch++
+	}
+	return changed
+}
+
+// Epoch counts the Redecode calls that changed stored content: (revision,
+// epoch) names a version's content.
+func (s *Store) Epoch() int64 { return s.epoch }
 
 // CurrentRev returns the revision at which key was last written, 0 if it
 // does not exist.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -450,5 +451,57 @@ func TestNewDefaultsToTimeNow(t *testing.T) {
 	}
 	if got := s.TimeOf(1); got.Before(before) || got.After(time.Now()) {
 		t.Fatalf("TimeOf(1) = %v, not between %v and now", got, before)
+	}
+}
+
+// TestRedecode: re-decoding a kind replaces every stored version's content
+// (history and log, at its revision), leaves other kinds alone, and
+// advances the epoch only when something changed.
+func TestRedecode(t *testing.T) {
+	s := store.New(nil)
+	widget := store.Key{GroupKind: schema.GroupKind{Group: "example.org", Kind: "Widget"}, Namespace: "ns", Name: "w"}
+	other := store.Key{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: "ns", Name: "c"}
+	obj := func(b string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"a": "1", "b": b}}}
+	}
+	if _, err := s.Put(widget, obj("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(other, obj("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(widget, obj("y"), 1); err != nil {
+		t.Fatal(err)
+	}
+	dropB := func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		if _, ok := u.Object["spec"].(map[string]any)["b"]; !ok {
+			return nil
+		}
+		c := u.DeepCopy()
+		delete(c.Object["spec"].(map[string]any), "b")
+		return c
+	}
+	if n := s.Redecode(widget.GroupKind, dropB); n != 2 || s.Epoch() != 1 {
+		t.Fatalf("Redecode changed %d versions, epoch %d; want 2, 1", n, s.Epoch())
+	}
+	for _, rev := range []int64{1, 3} {
+		u, ok := s.Get(widget, rev)
+		if !ok || u.Object["spec"].(map[string]any)["b"] != nil || u.GetResourceVersion() != strconv.FormatInt(rev, 10) {
+			t.Errorf("widget at %d: %v (ok %v), want spec without b at its revision", rev, u, ok)
+		}
+	}
+	for _, ev := range s.Events(0, 0) {
+		for _, o := range []*unstructured.Unstructured{ev.Object, ev.Prev} {
+			if o == nil {
+				continue
+			}
+			_, hasB := o.Object["spec"].(map[string]any)["b"]
+			if hasB != (ev.Key == other) {
+				t.Errorf("event %d of %s: b present %v", ev.Rev, ev.Key, hasB)
+			}
+		}
+	}
+	if n := s.Redecode(widget.GroupKind, dropB); n != 0 || s.Epoch() != 1 {
+		t.Fatalf("second Redecode changed %d versions, epoch %d; want 0, 1", n, s.Epoch())
 	}
 }
