@@ -138,33 +138,10 @@ func modelName(gvk schema.GroupVersionKind) (string, error) {
 	return "", fmt.Errorf("OpenAPI: no built-in type for %s", gvk)
 }
 
-// builtinMemo holds built documents by what they are built from (the
+// builtinDocs holds built documents by what they are built from (the
 // definition names and, for v2, the CRDs' key): a document is a function
 // of those alone, and every run serves the same kinds.
-var builtinMemo = struct {
-	sync.Mutex
-	m map[string][]byte
-}{m: map[string][]byte{}}
-
-func memoized(key string, build func() ([]byte, error)) ([]byte, error) {
-	builtinMemo.Lock()
-	doc, ok := builtinMemo.m[key]
-	builtinMemo.Unlock()
-	if ok {
-		return doc, nil
-	}
-	doc, err := build()
-	if err != nil {
-		return nil, err
-	}
-	builtinMemo.Lock()
-	if len(builtinMemo.m) >= docCacheMax {
-		clear(builtinMemo.m)
-	}
-	builtinMemo.m[key] = doc
-	builtinMemo.Unlock()
-	return doc, nil
-}
+var builtinDocs processMemo[string, []byte]
 
 // BuiltinOpenAPIV3JSON returns the OpenAPI v3 document of a built-in group
 // version the server serves (what kube-apiserver publishes at
@@ -192,7 +169,7 @@ func (s *Server) buildBuiltinOpenAPIV3(gv schema.GroupVersion) (doc []byte, ok b
 	if err != nil || names == nil {
 		return nil, false, err
 	}
-	doc, err = memoized("v3\x00"+gv.String()+"\x00"+strings.Join(names, "\x00"), func() ([]byte, error) {
+	doc, err = builtinDocs.get("v3\x00"+gv.String()+"\x00"+strings.Join(names, "\x00"), func() ([]byte, error) {
 		getDefs, namer := builtinDefinitions()
 		cfg := &common.OpenAPIV3Config{
 			Info:              &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
@@ -285,7 +262,7 @@ func (s *Server) OpenAPIV2JSON() ([]byte, error) {
 		}
 		key += "\x00" + k.GVK.Version + "\x00" + string(b)
 	}
-	return memoized(key, func() ([]byte, error) {
+	return builtinDocs.get(key, func() ([]byte, error) {
 		getDefs, namer := builtinDefinitions()
 		cfg := &common.Config{
 			Info:              &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -63,21 +62,9 @@ func (s *Server) InstallCRDFile(path string) error {
 // readCRDsMemo is ReadCRDs, parsed once per content in this process (every
 // run of a scenario installs the same files); each call gets copies.
 func readCRDsMemo(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	key := sha256.Sum256(data)
-	crdFiles.Lock()
-	crds, ok := crdFiles.m[key]
-	crdFiles.Unlock()
-	if !ok {
-		var err error
-		if crds, err = ReadCRDs(data); err != nil {
-			return nil, err
-		}
-		crdFiles.Lock()
-		if len(crdFiles.m) >= docCacheMax {
-			clear(crdFiles.m)
-		}
-		crdFiles.m[key] = crds
-		crdFiles.Unlock()
+	crds, err := crdFiles.get(sha256.Sum256(data), func() ([]*apiextensionsv1.CustomResourceDefinition, error) { return ReadCRDs(data) })
+	if err != nil {
+		return nil, err
 	}
 	out := make([]*apiextensionsv1.CustomResourceDefinition, len(crds))
 	for i, crd := range crds {
@@ -86,9 +73,6 @@ func readCRDsMemo(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, err
 	return out, nil
 }
 
-var crdFiles = struct {
-	sync.Mutex
-	m map[[sha256.Size]byte][]*apiextensionsv1.CustomResourceDefinition
-}{m: map[[sha256.Size]byte][]*apiextensionsv1.CustomResourceDefinition{}}
+var crdFiles processMemo[[sha256.Size]byte, []*apiextensionsv1.CustomResourceDefinition]
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }

@@ -8,7 +8,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"reflect"
 	"strings"
-	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -297,33 +296,19 @@ func crdTypeConverter(crd *apiextensionsv1.CustomResourceDefinition, version str
 	if err != nil {
 		return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
 	}
-	convMemo.Lock()
-	conv, ok := convMemo.m[key]
-	convMemo.Unlock()
-	if ok {
-		return conv, nil
-	}
-	conv = managedfields.NewDeducedTypeConverter()
-	if spec, err := builder.BuildOpenAPIV3(crd, version, builder.Options{}); err == nil && spec.Components != nil {
-		c, err := managedfields.NewTypeConverter(spec.Components.Schemas, crd.Spec.PreserveUnknownFields)
-		if err != nil {
-			return nil, fmt.Errorf("CRD %s: type converter: %w", crd.Name, err)
+	return convMemo.get(key, func() (managedfields.TypeConverter, error) {
+		if spec, err := builder.BuildOpenAPIV3(crd, version, builder.Options{}); err == nil && spec.Components != nil {
+			c, err := managedfields.NewTypeConverter(spec.Components.Schemas, crd.Spec.PreserveUnknownFields)
+			if err != nil {
+				return nil, fmt.Errorf("CRD %s: type converter: %w", crd.Name, err)
+			}
+			return c, nil
 		}
-		conv = c
-	}
-	convMemo.Lock()
-	if len(convMemo.m) >= docCacheMax {
-		clear(convMemo.m)
-	}
-	convMemo.m[key] = conv
-	convMemo.Unlock()
-	return conv, nil
+		return managedfields.NewDeducedTypeConverter(), nil
+	})
 }
 
-var convMemo = struct {
-	sync.Mutex
-	m map[[sha256.Size]byte]managedfields.TypeConverter
-}{m: map[[sha256.Size]byte]managedfields.TypeConverter{}}
+var convMemo processMemo[[sha256.Size]byte, managedfields.TypeConverter]
 
 // InstallCRDJSON decodes a CRD (JSON or YAML converted to JSON) and installs it.
 func (s *Server) InstallCRDJSON(data []byte) error {

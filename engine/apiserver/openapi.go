@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
@@ -76,15 +75,15 @@ func (s *Server) CRDOpenAPIV3JSON(gv schema.GroupVersion) (doc []byte, ok bool, 
 	if err != nil {
 		return nil, true, err
 	}
-	if doc = builtDocs.get(key); doc == nil {
-		spec, ok, err := s.CRDOpenAPIV3(gv)
-		if err != nil || !ok {
-			return nil, ok, err
+	doc, err = builtDocs.get(key, func() ([]byte, error) {
+		spec, _, err := s.CRDOpenAPIV3(gv)
+		if err != nil {
+			return nil, err
 		}
-		if doc, err = json.Marshal(spec); err != nil {
-			return nil, true, err
-		}
-		builtDocs.put(key, doc)
+		return json.Marshal(spec)
+	})
+	if err != nil {
+		return nil, true, err
 	}
 	if s.openAPI == nil {
 		s.openAPI = map[schema.GroupVersion]openAPIMemo{}
@@ -98,31 +97,7 @@ func (s *Server) CRDOpenAPIV3JSON(gv schema.GroupVersion) (doc []byte, ok bool, 
 // document is a function of those alone, and every run of a scenario
 // installs the same CRDs, so a test binary builds each once. Served
 // documents are read, never written.
-var builtDocs = docCache{m: map[[sha256.Size]byte][]byte{}}
-
-type docCache struct {
-	mu sync.Mutex
-	m  map[[sha256.Size]byte][]byte
-}
-
-// docCacheMax bounds the cache; past it, it is emptied (documents are
-// rebuilt, never wrong).
-const docCacheMax = 1024
-
-func (c *docCache) get(k [sha256.Size]byte) []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[k]
-}
-
-func (c *docCache) put(k [sha256.Size]byte, doc []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) >= docCacheMax {
-		clear(c.m)
-	}
-	c.m[k] = doc
-}
+var builtDocs processMemo[[sha256.Size]byte, []byte]
 
 // openAPIKey names a group version's document by what it is built from:
 // the group version and each CRD serving it, in full.

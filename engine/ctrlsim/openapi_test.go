@@ -22,17 +22,7 @@ import (
 // finds none for a group version the server does not serve.
 func TestOpenAPIV3(t *testing.T) {
 	f := newFixture(t, ctrlsim.ManagerOptions{})
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	crd.Name = "widgets.example.org"
-	crd.Spec = apiextensionsv1.CustomResourceDefinitionSpec{
-		Group: "example.org", Scope: apiextensionsv1.NamespaceScoped,
-		Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Widget", ListKind: "WidgetList", Plural: "widgets", Singular: "widget"},
-		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-			Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
-				Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object",
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{"size": {Type: "integer"}}}}}}}},
-	}
-	must(t, f.srv.InstallCRD(crd))
+	must(t, f.srv.InstallCRD(widgetCRD()))
 
 	dc, err := discovery.NewDiscoveryClientForConfig(f.mgr.GetConfig())
 	must(t, err)
@@ -128,16 +118,7 @@ func TestOpenAPIV2(t *testing.T) {
 	if _, ok := d["org.example.v1.Widget"]; ok {
 		t.Fatalf("/openapi/v2 defines Widget before its CRD exists")
 	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	crd.Name = "widgets.example.org"
-	crd.Spec = apiextensionsv1.CustomResourceDefinitionSpec{
-		Group: "example.org", Scope: apiextensionsv1.NamespaceScoped,
-		Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Widget", ListKind: "WidgetList", Plural: "widgets", Singular: "widget"},
-		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-			Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
-				Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object"}}}}}},
-	}
-	must(t, f.srv.InstallCRD(crd))
+	must(t, f.srv.InstallCRD(widgetCRD()))
 	if s, ok := defs()["org.example.v1.Widget"]; !ok || !strings.Contains(gvkOf(s), "kind: Widget") {
 		t.Fatalf("/openapi/v2 after the CRD: Widget defined=%v gvk=%q", ok, gvkOf(s))
 	}
@@ -146,4 +127,19 @@ func TestOpenAPIV2(t *testing.T) {
 	if !json.Valid(raw) || !strings.Contains(string(raw), `"swagger":"2.0"`) {
 		t.Fatalf("/openapi/v2 as JSON: %.200s", raw)
 	}
+}
+
+// widgetCRD serves example.org/v1 Widget, whose spec has an integer size.
+func widgetCRD() *apiextensionsv1.CustomResourceDefinition {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	crd.Name = "widgets.example.org"
+	crd.Spec = apiextensionsv1.CustomResourceDefinitionSpec{
+		Group: "example.org", Scope: apiextensionsv1.NamespaceScoped,
+		Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Widget", ListKind: "WidgetList", Plural: "widgets", Singular: "widget"},
+		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+			Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+				Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"size": {Type: "integer"}}}}}}}},
+	}
+	return crd
 }
