@@ -60,6 +60,7 @@ type gate struct {
 type gated struct {
 	p       *proc // the process whose goroutine calls
 	key     string
+	sync    bool // a sync point (syncpoint.go), not a call
 	release chan struct{}
 	err     error // set before release when the call must fail
 }
@@ -144,7 +145,9 @@ func (w *world) releaseGated() bool {
 		w.gate.waiting = append(w.gate.waiting[:i], w.gate.waiting[i+1:]...)
 		w.gate.mu.Unlock()
 		any = true
-		w.resumeExternal(g.p)
+		if !g.sync {
+			w.resumeExternal(g.p)
+		}
 		close(g.release)
 		synctest.Wait()
 	}

@@ -53,7 +53,10 @@ type flight struct {
 
 // call runs the Reconcile, catching panics (the injected crash among them).
 func (f *flight) call(w *world) {
+	id := goid()
+	w.flightGs.Store(id, f)
 	defer func() {
+		w.flightGs.Delete(id)
 		if r := recover(); r != nil {
 			f.panicked = r
 			f.stack = string(debug.Stack())

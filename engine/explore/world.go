@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"os"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"testing/synctest"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
@@ -88,6 +89,9 @@ type world struct {
 	actions []bool    // done
 	// flights are the Reconciles in progress: running or blocked.
 	flights []*flight
+	// flightGs maps the id of each goroutine running a flight to it: a
+	// sync point on one goes through (syncpoint.go).
+	flightGs sync.Map
 	// bubble: the run is inside a testing/synctest bubble, so reconciles
 	// run on goroutines of their own and may yield.
 	bubble bool

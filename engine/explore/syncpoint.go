@@ -1,0 +1,73 @@
+package explore
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+)
+
+// Sync points: upstream's goroutines' work on shared memory, ordered as
+// their calls are (ctrlsim.Syncer).
+//
+// A sync point on a goroutine other than a running Reconcile's waits at
+// the gate (gate.go) like a call keyed "sync <what>", and the loop
+// releases it at a quiescent point, one at a time in key order, letting
+// every goroutine run until it blocks after each. So a listener's
+// queue.Add happens after the worker woken by an earlier Add has taken
+// its item and blocked (at its BeginStep, or in the queue's Get), never
+// at a moment the scheduler picks. A Reconcile's own sync point goes
+// through at once: it is the step the loop is running, and making it wait
+// would end the step as a yield at a place that has no call. Goroutines
+// are told apart by their id (goid): a flight records its own when it
+// starts. A sync point is recorded nowhere in the trace: it orders, it
+// does not act. It never resumes a suspended external step either (a
+// listener's enqueue is not the item's work).
+
+var _ ctrlsim.Syncer = (*hooks)(nil)
+
+// SyncPoint implements ctrlsim.Syncer.
+func (h *hooks) SyncPoint(what string) {
+	w := h.w
+	if !w.bubble {
+		return
+	}
+	if _, ok := w.flightGs.Load(goid()); ok {
+		return
+	}
+	w.env.Lock()
+	dead := h.gen != h.p.gen || h.p.crashed
+	w.env.Unlock()
+	if dead {
+		// A goroutine of a process that crashed or restarted: nothing of
+		// its process is run by the loop any more; let it go on.
+		return
+	}
+	g := &gated{p: h.p, key: "sync " + what, sync: true, release: make(chan struct{})}
+	w.gate.mu.Lock()
+	if w.gate.closed {
+		w.gate.mu.Unlock()
+		return
+	}
+	w.gate.waiting = append(w.gate.waiting, g)
+	w.gate.mu.Unlock()
+	w.kickLoop()
+	<-g.release
+}
+
+// goid returns the calling goroutine's id, read from the first line of its
+// stack ("goroutine 42 [running]:"), the only place the runtime states it.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		panic("explore: cannot read the goroutine id from runtime.Stack: " + err.Error())
+	}
+	return id
+}
