@@ -1,7 +1,10 @@
 package kro
 
 import (
+	"fmt"
+
 	"github.com/go-logr/logr"
+	"github.com/kubernetes-sigs/kro/pkg/dynamiccontroller"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -24,17 +27,35 @@ import (
 // logged as before. A release whose messages change would leave the
 // instance reconciles outside any step; TestSmoke fails then (it requires
 // "kro/dynamic" steps).
+//
+// The same logger marks every queue.Add made on a goroutine other than the
+// worker's: enqueueParent logs "Enqueueing object" at V(1) just before its
+// Add (dynamic_controller.go:360-362; the parent informer's handlers and
+// enqueueExistingInstances come through it) and enqueueInstance logs
+// "Coordinator routed event to instance" at V(2) just before its Add
+// (:372-373; child and external events). stepSink makes each a sync point
+// (ctrlsim.Manager.SyncPoint): a listener's Add waits until the explorer
+// releases it at a quiescent point, after the worker woken by an earlier
+// Add has taken its item. Without it, whether Register's two Adds of an
+// existing instance (the informer's replay and enqueueExistingInstances)
+// give one reconcile or two was decided by the Go scheduler (see
+// main_test.go). The worker's own re-adds (:287-304) follow its item's
+// EndStep on the worker goroutine and race with nothing. A release that
+// renames these lines makes the Adds unordered again; the scenarios'
+// run-twice check (TestScenarios, under two Ps) is what would notice.
 const (
 	dynamicLoggerName = "dynamic-controller"
 	dynamicStepName   = "dynamic"
 	msgItemBegins     = "Syncing object"
 	msgItemEnds       = "Finished syncing object"
+	msgEnqueue        = "Enqueueing object"                    // V(1)
+	msgRouted         = "Coordinator routed event to instance" // V(2)
 )
 
 // stepLogger is the logger the harness hands NewDynamicController.
 func stepLogger(mgr *ctrlsim.Manager) logr.Logger {
 	begin, end := mgr.Steps(dynamicStepName)
-	return logr.New(&stepSink{delegate: mgr.GetLogger().GetSink(), begin: begin, end: end})
+	return logr.New(&stepSink{delegate: mgr.GetLogger().GetSink(), begin: begin, end: end, sync: mgr.SyncPoint})
 }
 
 type stepSink struct {
@@ -42,6 +63,7 @@ type stepSink struct {
 	name     string       // the last WithName
 	begin    func(reconcile.Request)
 	end      func()
+	sync     func(what string)
 }
 
 func (s *stepSink) Init(info logr.RuntimeInfo) {
@@ -50,15 +72,20 @@ func (s *stepSink) Init(info logr.RuntimeInfo) {
 	}
 }
 
-// Enabled is true for V(1), where the item lines are, whatever the
-// delegate logs.
+// Enabled is true for V(1) and V(2), where the item and enqueue lines
+// are, whatever the delegate logs.
 func (s *stepSink) Enabled(level int) bool {
-	return level <= 1 || s.delegate != nil && s.delegate.Enabled(level)
+	return level <= 2 || s.delegate != nil && s.delegate.Enabled(level)
 }
 
 func (s *stepSink) Info(level int, msg string, kv ...any) {
+	if level == 2 && s.name == dynamicLoggerName && msg == msgRouted {
+		s.sync("kro/enqueue routed " + objectIdentifiers(kv))
+	}
 	if level == 1 && s.name == dynamicLoggerName {
 		switch msg {
+		case msgEnqueue:
+			s.sync("kro/enqueue " + objectIdentifiers(kv) + " " + kvString(kv, "eventType"))
 		case msgItemBegins:
 			var req reconcile.Request
 			for i := 0; i+1 < len(kv); i += 2 {
@@ -74,6 +101,29 @@ func (s *stepSink) Info(level int, msg string, kv ...any) {
 	if s.delegate != nil && s.delegate.Enabled(level) {
 		s.delegate.Info(level, msg, kv...)
 	}
+}
+
+// objectIdentifiers names the instance an enqueue line is about: its
+// resource, namespace and name.
+func objectIdentifiers(kv []any) string {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if k, _ := kv[i].(string); k == "objectIdentifiers" {
+			if oi, ok := kv[i+1].(dynamiccontroller.ObjectIdentifiers); ok {
+				return oi.GVR.Resource + "." + oi.GVR.Group + " " + oi.NamespacedName.String()
+			}
+		}
+	}
+	return "?"
+}
+
+// kvString is the value of key in kv, formatted.
+func kvString(kv []any, key string) string {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if k, _ := kv[i].(string); k == key {
+			return fmt.Sprint(kv[i+1])
+		}
+	}
+	return ""
 }
 
 func (s *stepSink) Error(err error, msg string, kv ...any) {
