@@ -66,10 +66,7 @@ func (h *hooks) BeginStep(controller string, req reconcile.Request) {
 	if !w.bubble {
 		return
 	}
-	w.env.Lock()
-	dead := h.gen != h.p.gen || h.p.crashed
-	w.env.Unlock()
-	if dead {
+	if h.dead() {
 		return
 	}
 	b := &extBegin{h: h, name: h.p.spec.Name + "/" + controller, req: req, release: make(chan struct{})}

@@ -87,15 +87,25 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		// for itself).
 		return nil
 	}
-	w.env.Lock()
-	dead := h.gen != h.p.gen || h.p.crashed
-	w.env.Unlock()
-	if dead {
+	if h.dead() {
 		// A goroutine of a process that crashed or restarted since: its
 		// call fails now (it would fail when released too).
 		return errCrashed
 	}
-	g := &gated{p: h.p, key: op.Verb + " " + op.Subresource + " " + kindString(op.GVK) + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})}
+	return w.wait(&gated{p: h.p, key: op.Verb + " " + op.Subresource + " " + kindString(op.GVK) + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})})
+}
+
+// dead reports whether h's process crashed or restarted since h's
+// goroutines started: the loop runs nothing of theirs any more.
+func (h *hooks) dead() bool {
+	h.w.env.Lock()
+	defer h.w.env.Unlock()
+	return h.gen != h.p.gen || h.p.crashed
+}
+
+// wait puts g at the gate and blocks until the loop releases it; errStopped
+// at once if the run has ended.
+func (w *world) wait(g *gated) error {
 	w.gate.mu.Lock()
 	if w.gate.closed {
 		w.gate.mu.Unlock()

@@ -36,24 +36,13 @@ func (h *hooks) SyncPoint(what string) {
 	if _, ok := w.flightGs.Load(goid()); ok {
 		return
 	}
-	w.env.Lock()
-	dead := h.gen != h.p.gen || h.p.crashed
-	w.env.Unlock()
-	if dead {
+	if h.dead() {
 		// A goroutine of a process that crashed or restarted: nothing of
 		// its process is run by the loop any more; let it go on.
 		return
 	}
-	g := &gated{p: h.p, key: "sync " + what, sync: true, release: make(chan struct{})}
-	w.gate.mu.Lock()
-	if w.gate.closed {
-		w.gate.mu.Unlock()
-		return
-	}
-	w.gate.waiting = append(w.gate.waiting, g)
-	w.gate.mu.Unlock()
-	w.kickLoop()
-	<-g.release
+	// Once the run has ended (errStopped) the point just goes on.
+	_ = w.wait(&gated{p: h.p, key: "sync " + what, sync: true, release: make(chan struct{})})
 }
 
 // goid returns the calling goroutine's id, read from the first line of its
