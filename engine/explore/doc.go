@@ -26,8 +26,10 @@
 // wait at a call gate (gate.go) and are released one at a time at the
 // loop's quiescent points, least by verb, kind and key first, so their
 // order is the engine's; cached reads pass. What such goroutines do to
-// memory they share between calls is still theirs (the run-twice check
-// names the first step that differs). A write fault placed at a process's
+// memory they share between calls is theirs, except at the sync points a
+// harness marks (ctrlsim.Manager.SyncPoint, syncpoint.go: a listener's Add
+// on a private workqueue), which wait at the gate like calls; elsewhere
+// the run-twice check names the first step that differs. A write fault placed at a process's
 // Nth write of the run applies to their writes too: the write fails, the
 // process's later calls fail, and the loop restarts the process at its
 // next quiescent point. Controllers
