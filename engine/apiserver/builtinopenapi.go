@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	utilopenapi "k8s.io/apiserver/pkg/util/openapi"
-	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	openapibuilder "k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/builder3"
 	"k8s.io/kube-openapi/pkg/common"
@@ -78,7 +78,7 @@ var (
 func builtinDefinitions() (common.GetOpenAPIDefinitions, *openapinamer.DefinitionNamer) {
 	builtinDefsOnce.Do(func() {
 		builtinGetDefs = utilopenapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
-		builtinNamer = openapinamer.NewDefinitionNamer(kubescheme.Scheme, apiextensionsscheme.Scheme)
+		builtinNamer = openapinamer.NewDefinitionNamer(clientgoscheme.Scheme, apiextensionsscheme.Scheme)
 	})
 	return builtinGetDefs, builtinNamer
 }
@@ -130,7 +130,7 @@ func (s *Server) builtinTypeNames(gv *schema.GroupVersion) ([]string, error) {
 // modelName is the OpenAPI definition name of a built-in kind's Go type,
 // from the schemes the namer reads.
 func modelName(gvk schema.GroupVersionKind) (string, error) {
-	for _, sc := range []*runtime.Scheme{kubescheme.Scheme, apiextensionsscheme.Scheme} {
+	for _, sc := range []*runtime.Scheme{clientgoscheme.Scheme, apiextensionsscheme.Scheme} {
 		if sc.Recognizes(gvk) {
 			return sc.ToOpenAPIDefinitionName(gvk)
 		}

@@ -31,14 +31,13 @@ import (
 // (deduplicated: only x-1) is the scheduler's to decide, unless the Adds
 // are sync points.
 type enqueuer struct {
-	c           client.Client
-	q           workqueue.TypedInterface[string]
-	wake        chan struct{}
-	sync        func(string)
-	begin       func(reconcile.Request)
-	end         func()
-	n           int
-	listenerRan chan struct{}
+	c     client.Client
+	q     workqueue.TypedInterface[string]
+	wake  chan struct{}
+	sync  func(string)
+	begin func(reconcile.Request)
+	end   func()
+	n     int
 }
 
 func (e *enqueuer) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {

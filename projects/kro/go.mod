@@ -14,6 +14,7 @@ require (
 )
 
 require (
+	github.com/NYTimes/gziphandler v1.1.1 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
@@ -33,12 +34,19 @@ require (
 	go.uber.org/zap v1.28.0 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
 	gopkg.in/go-jose/go-jose.v2 v2.6.3 // indirect
+	k8s.io/cloud-provider v0.36.4 // indirect
 	k8s.io/component-helpers v0.36.4 // indirect
 	k8s.io/controller-manager v0.36.4 // indirect
 	k8s.io/cri-api v0.36.4 // indirect
 	k8s.io/endpointslice v0.36.4 // indirect
+	k8s.io/kube-aggregator v0.36.4 // indirect
+	k8s.io/kube-controller-manager v0.36.4 // indirect
+	k8s.io/kube-proxy v0.36.4 // indirect
+	k8s.io/kube-scheduler v0.36.4 // indirect
+	k8s.io/kubectl v0.36.4 // indirect
 	k8s.io/kubelet v0.36.4 // indirect
 	k8s.io/kubernetes v1.36.3 // indirect
+	k8s.io/metrics v0.36.4 // indirect
 )
 
 require (
