@@ -29,10 +29,10 @@
 // memory they share between calls is theirs, except at the sync points a
 // harness marks (ctrlsim.Manager.SyncPoint, syncpoint.go: a listener's Add
 // on a private workqueue), which wait at the gate like calls; elsewhere
-// the run-twice check names the first step that differs. A write fault placed at a process's
-// Nth write of the run applies to their writes too: the write fails, the
-// process's later calls fail, and the loop restarts the process at its
-// next quiescent point. Controllers
+// the run-twice check names the first step that differs. A write fault
+// placed at a process's Nth write of the run applies to their writes too:
+// the write fails, the process's later calls fail, and the loop restarts
+// the process at its next quiescent point. Controllers
 // added at runtime are adopted after the step that added them. A crash
 // restarts the whole process (its context is cancelled, stopping its
 // goroutines).

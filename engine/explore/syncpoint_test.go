@@ -86,7 +86,7 @@ func (e *enqueuer) Start(ctx context.Context) error {
 
 // TestSyncPoints: with its Adds marked as sync points, the enqueuer's race
 // is decided the same way in every run, with two Ps as with one: the
-// Reconcile's own Add goes through at once (its step ends "done", not
+// Reconcile's own Add goes through at once (its step ends "ok", not
 // "yield"), the worker takes "x" and waits at its BeginStep, and only then
 // is the listener's Add released, finding "x" in processing: "x" is taken
 // twice. Checked that it can fail: with sync a no-op, runs under two Ps

@@ -85,14 +85,10 @@ func (s *stepSink) Info(level int, msg string, kv ...any) {
 	if level == 1 && s.name == dynamicLoggerName {
 		switch msg {
 		case msgEnqueue:
-			s.sync("kro/enqueue " + objectIdentifiers(kv) + " " + kvString(kv, "eventType"))
+			s.sync("kro/enqueue " + objectIdentifiers(kv) + " " + fmt.Sprint(kvValue(kv, "eventType")))
 		case msgItemBegins:
 			var req reconcile.Request
-			for i := 0; i+1 < len(kv); i += 2 {
-				if k, _ := kv[i].(string); k == "key" {
-					req.NamespacedName, _ = kv[i+1].(types.NamespacedName)
-				}
-			}
+			req.NamespacedName, _ = kvValue(kv, "key").(types.NamespacedName)
 			s.begin(req)
 		case msgItemEnds:
 			s.end()
@@ -106,24 +102,20 @@ func (s *stepSink) Info(level int, msg string, kv ...any) {
 // objectIdentifiers names the instance an enqueue line is about: its
 // resource, namespace and name.
 func objectIdentifiers(kv []any) string {
-	for i := 0; i+1 < len(kv); i += 2 {
-		if k, _ := kv[i].(string); k == "objectIdentifiers" {
-			if oi, ok := kv[i+1].(dynamiccontroller.ObjectIdentifiers); ok {
-				return oi.GVR.Resource + "." + oi.GVR.Group + " " + oi.NamespacedName.String()
-			}
-		}
+	if oi, ok := kvValue(kv, "objectIdentifiers").(dynamiccontroller.ObjectIdentifiers); ok {
+		return oi.GVR.Resource + "." + oi.GVR.Group + " " + oi.NamespacedName.String()
 	}
 	return "?"
 }
 
-// kvString is the value of key in kv, formatted.
-func kvString(kv []any, key string) string {
+// kvValue is the value of key in a log line's key/value pairs, nil if absent.
+func kvValue(kv []any, key string) any {
 	for i := 0; i+1 < len(kv); i += 2 {
 		if k, _ := kv[i].(string); k == key {
-			return fmt.Sprint(kv[i+1])
+			return kv[i+1]
 		}
 	}
-	return ""
+	return nil
 }
 
 func (s *stepSink) Error(err error, msg string, kv ...any) {
