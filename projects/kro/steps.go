@@ -2,6 +2,7 @@ package kro
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/go-logr/logr"
 	"github.com/kubernetes-sigs/kro/pkg/dynamiccontroller"
@@ -42,7 +43,8 @@ import (
 // main_test.go). The worker's own re-adds (:287-304) follow its item's
 // EndStep on the worker goroutine and race with nothing. A release that
 // renames these lines makes the Adds unordered again; the scenarios'
-// run-twice check (TestScenarios, under two Ps) is what would notice.
+// run-twice check (TestScenarios, under two Ps) would notice, and TestSmoke
+// fails when no "Enqueueing object" line became a sync point.
 const (
 	dynamicLoggerName = "dynamic-controller"
 	dynamicStepName   = "dynamic"
@@ -51,6 +53,11 @@ const (
 	msgEnqueue        = "Enqueueing object"                    // V(1)
 	msgRouted         = "Coordinator routed event to instance" // V(2)
 )
+
+// enqueueSyncs counts the "Enqueueing object" lines made sync points, so
+// TestSmoke can pin that upstream still logs them (a renamed line would
+// silently leave the Adds unordered).
+var enqueueSyncs atomic.Int64
 
 // stepLogger is the logger the harness hands NewDynamicController.
 func stepLogger(mgr *ctrlsim.Manager) logr.Logger {
@@ -85,6 +92,7 @@ func (s *stepSink) Info(level int, msg string, kv ...any) {
 	if level == 1 && s.name == dynamicLoggerName {
 		switch msg {
 		case msgEnqueue:
+			enqueueSyncs.Add(1)
 			s.sync("kro/enqueue " + objectIdentifiers(kv) + " " + fmt.Sprint(kvValue(kv, "eventType")))
 		case msgItemBegins:
 			var req reconcile.Request
