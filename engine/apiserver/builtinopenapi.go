@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -164,12 +166,41 @@ func (s *Server) BuiltinOpenAPIV3JSON(gv schema.GroupVersion) (doc []byte, ok bo
 	return doc, ok, nil
 }
 
-func (s *Server) buildBuiltinOpenAPIV3(gv schema.GroupVersion) (doc []byte, ok bool, err error) {
-	names, err := s.builtinTypeNames(&gv)
+// BuiltinOpenAPIV3Hash names the document BuiltinOpenAPIV3JSON returns for
+// gv without building it: a sha256 (upper-case hex) of what the document
+// is built from, the group version and its definitions' names in this
+// binary. It changes when and only when the document does, which is what a
+// client's cache keyed on the index's serverRelativeURL needs;
+// kube-apiserver hashes the document's bytes instead (an etag), a value
+// no client can predict. Why: the index lists every group version, and
+// building every built-in document to hash it was a quarter of a kro
+// process's start. ok is false when gv has no built-in kind.
+func (s *Server) BuiltinOpenAPIV3Hash(gv schema.GroupVersion) (hash string, ok bool, err error) {
+	key, _, ok, err := s.builtinV3Key(gv)
+	if err != nil || !ok {
+		return "", ok, err
+	}
+	sum := sha256.Sum256([]byte(kubernetesVersion + "\x00" + key))
+	return strings.ToUpper(hex.EncodeToString(sum[:])), true, nil
+}
+
+// builtinV3Key is what gv's built-in document is a function of: the group
+// version and the names of the definitions it holds; ok is false when gv
+// has no built-in kind.
+func (s *Server) builtinV3Key(gv schema.GroupVersion) (key string, names []string, ok bool, err error) {
+	names, err = s.builtinTypeNames(&gv)
 	if err != nil || names == nil {
+		return "", nil, false, err
+	}
+	return "v3\x00" + gv.String() + "\x00" + strings.Join(names, "\x00"), names, true, nil
+}
+
+func (s *Server) buildBuiltinOpenAPIV3(gv schema.GroupVersion) (doc []byte, ok bool, err error) {
+	key, names, ok, err := s.builtinV3Key(gv)
+	if err != nil || !ok {
 		return nil, false, err
 	}
-	doc, err = builtinDocs.get("v3\x00"+gv.String()+"\x00"+strings.Join(names, "\x00"), func() ([]byte, error) {
+	doc, err = builtinDocs.get(key, func() ([]byte, error) {
 		getDefs, namer := builtinDefinitions()
 		cfg := &common.OpenAPIV3Config{
 			Info:              &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},

@@ -38,9 +38,13 @@ import (
 //     (apiserver.Server.OpenAPIV2JSON), as JSON or, when asked, protobuf.
 //
 // Only group versions the server serves now are listed. The hash in each
-// serverRelativeURL is the document's sha256, so a client's cache keyed on
-// the URL sees a CRD change as kube-apiserver's etag-derived hash would
-// show it.
+// serverRelativeURL changes when and only when the document does, so a
+// client's cache keyed on the URL sees a CRD change as kube-apiserver's
+// etag-derived hash would show it: a CRD document's sha256, a built-in
+// one's name for what it is built from (apiserver.Server.
+// BuiltinOpenAPIV3Hash: listing the index builds no document). Simplified:
+// kube-apiserver's value is a hash of the bytes; no client can predict
+// either.
 const (
 	openAPIV3Prefix = "openapi/v3"
 	openAPIV2Path   = "openapi/v2"
@@ -100,22 +104,34 @@ func openAPIPath(gv schema.GroupVersion) string {
 	return "apis/" + gv.Group + "/" + gv.Version
 }
 
-// openAPIDoc returns the JSON document for gv and its hash, or ok=false
-// if there is none.
-func (t *restTransport) openAPIDoc(gv schema.GroupVersion) (doc []byte, hash string, ok bool, err error) {
+// openAPIDoc returns the JSON document for gv, or ok=false if there is
+// none.
+func (t *restTransport) openAPIDoc(gv schema.GroupVersion) (doc []byte, ok bool, err error) {
 	srv := t.c.env.Server
 	doc, ok, err = srv.CRDOpenAPIV3JSON(gv)
 	if err != nil {
-		return nil, "", true, fmt.Errorf("OpenAPI v3 of %s: %w", gv, err)
+		return nil, true, fmt.Errorf("OpenAPI v3 of %s: %w", gv, err)
 	}
 	if ok {
-		return doc, docHash(doc), true, nil
+		return doc, true, nil
 	}
-	doc, ok, err = srv.BuiltinOpenAPIV3JSON(gv)
-	if err != nil || !ok {
-		return nil, "", ok, err
+	return srv.BuiltinOpenAPIV3JSON(gv)
+}
+
+// openAPIHash is the hash the index lists for gv's document, ok=false if
+// there is none: a CRD group version's document is built and hashed; a
+// built-in one is named by what it is built from, without building it
+// (apiserver.BuiltinOpenAPIV3Hash).
+func (t *restTransport) openAPIHash(gv schema.GroupVersion) (hash string, ok bool, err error) {
+	srv := t.c.env.Server
+	doc, ok, err := srv.CRDOpenAPIV3JSON(gv)
+	if err != nil {
+		return "", true, fmt.Errorf("OpenAPI v3 of %s: %w", gv, err)
 	}
-	return doc, docHash(doc), true, nil
+	if ok {
+		return docHash(doc), true, nil
+	}
+	return srv.BuiltinOpenAPIV3Hash(gv)
 }
 
 // openAPIV2 answers /openapi/v2 as kube-openapi's handler
@@ -210,7 +226,7 @@ func (t *restTransport) openAPI(path string) (any, int) {
 		}
 		paths := map[string]entry{}
 		for _, gv := range t.servedGroupVersions() {
-			_, hash, ok, err := t.openAPIDoc(gv)
+			hash, ok, err := t.openAPIHash(gv)
 			if err != nil {
 				return errStatus(apierrors.NewInternalError(err))
 			}
@@ -234,7 +250,7 @@ func (t *restTransport) openAPI(path string) (any, int) {
 	if !slices.Contains(t.servedGroupVersions(), gv) {
 		return errStatus(apierrors.NewNotFound(schema.GroupResource{}, path))
 	}
-	doc, _, ok, err := t.openAPIDoc(gv)
+	doc, ok, err := t.openAPIDoc(gv)
 	if err != nil {
 		return errStatus(apierrors.NewInternalError(err))
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/finding"
@@ -180,10 +179,9 @@ func verb(fails bool) string { return map[bool]string{true: "fails", false: "hol
 // variant filter are checked. which names the finding's run: "primary" or
 // "control".
 //
-// perRun is the wall time one run of the finding took in this process (0:
-// not known); it decides whether the variants are worth spreading over
-// processes (jobsFor).
-func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, which string, perRun time.Duration) (ok, n int, problem string) {
+// pl, when not nil, is a pool of helper processes started for this run
+// (pool.go) that share the variants with this one; allVariants ends it.
+func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, which string, pl *pool) (ok, n int, problem string) {
 	t.Helper()
 	r := f.Primary
 	if which == "control" {
@@ -193,6 +191,7 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 	o.Variant = ""
 	reference := scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference
 	if !reference {
+		pl.stop()
 		var all *engine.Outcome
 		Bubble(t, scn.Search.Seed, func(t *testing.T) {
 			var err error
@@ -206,74 +205,30 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 		return every(all, f, r)
 	}
 	// Reference mode: list the variants without running them, then run
-	// each alone (spread over processes: shard.go).
-	var labels []string
-	Bubble(t, scn.Search.Seed, func(t *testing.T) {
-		var err error
-		if labels, err = engine.VariantLabels(t.Context(), scn, p, o); err != nil {
-			problem = "harness error: " + err.Error()
-		}
-	})
+	// each alone, here and in the pool's helpers.
+	labels, problem := variantLabels(t, scn, p, o)
+	if problem == "" && len(labels) == 0 {
+		problem = "the search produced no run"
+	}
 	if problem != "" {
+		pl.stop()
 		return 0, 0, problem
 	}
-	if len(labels) == 0 {
-		return 0, 0, "the search produced no run"
-	}
-	k, shards, isShard, err := shardOf()
-	if err != nil {
-		t.Error(err)
-		return 0, 0, err.Error()
-	}
-	var kids []*shard
-	if !isShard {
-		if shards, err = jobsFor(len(labels), perRun); err != nil {
-			t.Error(err)
-			return 0, 0, err.Error()
+	runOne := func(label string) variantResult { return runVariant(t, scn, p, f, r, o, label) }
+	var results []*variantResult
+	if pl == nil {
+		for _, label := range labels {
+			res := runOne(label)
+			results = append(results, &res)
 		}
-		if shards > 1 {
-			if kids, err = startShards(t, which, shards); err != nil {
-				t.Error(err)
-				return 0, 0, err.Error()
-			}
-		}
-	}
-	results := make([]*variantResult, len(labels))
-	var mine []variantResult
-	for i, label := range labels {
-		if i%shards != k {
-			continue
-		}
-		res := runVariant(t, scn, p, f, r, o, label)
-		results[i] = &res
-		mine = append(mine, res)
-	}
-	if isShard {
-		if err := printResults(mine); err != nil {
-			t.Error(err)
-		}
-		return 0, 0, ""
-	}
-	for _, kid := range kids {
-		res, err := kid.wait(shards)
-		if err != nil {
+	} else {
+		var helperErrs []error
+		results, helperErrs = pl.run(labels, runOne)
+		for _, err := range helperErrs {
 			t.Error(err)
 			if problem == "" {
 				problem = err.Error()
 			}
-			continue
-		}
-		for j, v := range res {
-			i := kid.k + j*shards
-			if i >= len(labels) || labels[i] != v.Label {
-				err := fmt.Errorf("variant shard %d/%d: result %d is for variant %q, not the expected one", kid.k, shards, j, v.Label)
-				t.Error(err)
-				if problem == "" {
-					problem = err.Error()
-				}
-				break
-			}
-			results[i] = &v
 		}
 	}
 	// Merged in variant order: the first problem is the one one process
@@ -297,6 +252,20 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 	return ok, n, problem
 }
 
+// variantLabels lists the variants of scn run with o, in a bubble pinned
+// to the scenario's seed; problem is "" or says why they could not be
+// listed.
+func variantLabels(t *testing.T, scn *scenario.Scenario, p *engine.Project, o engine.Options) (labels []string, problem string) {
+	o.Variant = ""
+	Bubble(t, scn.Search.Seed, func(t *testing.T) {
+		var err error
+		if labels, err = engine.VariantLabels(t.Context(), scn, p, o); err != nil {
+			problem = "harness error: " + err.Error()
+		}
+	})
+	return labels, problem
+}
+
 // runVariant runs one variant alone in its own bubble, pinned to the
 // scenario's seed.
 func runVariant(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, r finding.Run, o engine.Options, label string) variantResult {
@@ -318,6 +287,16 @@ func opts(r finding.Run) engine.Options {
 }
 
 func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string) {
+	// The helpers sharing the primary run's variants start first, so
+	// that their start-up overlaps this process's own first run (pool.go).
+	var primary *pool
+	if mode != ModeVariants && f.Primary.AllVariants() {
+		var err error
+		if primary, err = startPool(t, "primary"); err != nil {
+			t.Fatal(err)
+		}
+		defer primary.stop()
+	}
 	scn, err := engine.LoadScenario(f.Abs(f.Scenario), p)
 	if err != nil {
 		fmt.Printf("%s: HARNESS-BROKEN scenario: %v\n", f.ID, err)
@@ -325,19 +304,18 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	}
 	seed := scn.Search.Seed
 	if mode == ModeVariants {
-		// A shard of a parent's allVariants (shard.go).
+		// A helper of a parent's pool (pool.go).
 		which := os.Getenv(envWhich)
 		if which != "primary" && which != "control" {
 			t.Fatalf("%s=%q: want primary or control", envWhich, which)
 		}
-		allVariants(t, scn, p, f, which, 0)
+		serveVariants(t, scn, p, f, which)
 		return
 	}
 	verdict := map[string]string{finding.Reproduces: "REPRODUCED", finding.FixedUpstream: "REPRODUCED", finding.Refuted: "REFUTED"}[f.Status]
 	switch mode {
 	case ModeRecord:
 		var tr []byte
-		start := time.Now() // wall time, outside the bubble: see jobsFor
 		Bubble(t, seed, func(t *testing.T) {
 			out, err := engine.Run(t.Context(), scn, p, opts(f.Primary))
 			if err != nil {
@@ -349,14 +327,13 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			}
 			tr = ro.Trace
 		})
-		perRun := time.Since(start)
 		if t.Failed() {
 			return
 		}
 		// A claim about every variant is not recorded unless it holds in
 		// every variant.
 		if f.Primary.AllVariants() {
-			if ok, n, problem := allVariants(t, scn, p, f, "primary", perRun); problem != "" {
+			if ok, n, problem := allVariants(t, scn, p, f, "primary", primary); problem != "" {
 				t.Fatalf("%s: not recorded: the primary run claims every variant, %d/%d agree: %s", f.ID, ok, n, problem)
 			}
 		}
@@ -383,7 +360,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			}
 		}
 		if f.Primary.AllVariants() {
-			ok, n, problem := allVariants(t, scn, p, f, "primary", 0)
+			ok, n, problem := allVariants(t, scn, p, f, "primary", primary)
 			if strings.HasPrefix(problem, "harness error: ") {
 				fmt.Printf("%s: harness broken: %s\n", f.ID, strings.TrimPrefix(problem, "harness error: "))
 				t.Fail()
@@ -416,7 +393,6 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	recorded, _ := os.ReadFile(f.Abs(f.Trace))
 	var replayed []byte
 	mismatch := ""
-	start := time.Now() // wall time, outside the bubble: see jobsFor
 	Bubble(t, seed, func(t *testing.T) {
 		o := opts(f.Primary)
 		o.Mode, o.Replay, o.Variant = "replay", rec, rec.Header.Variant
@@ -445,12 +421,11 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			mismatch = "the replayed trace is not byte-identical to the recorded one: " + firstDiff(recorded, replayed)
 		}
 	})
-	perRun := time.Since(start)
 	// The recorded trace is one variant; a claim about every variant is
 	// checked by running them all afresh.
 	variants := ""
 	if f.Primary.AllVariants() {
-		ok, n, problem := allVariants(t, scn, p, f, "primary", perRun)
+		ok, n, problem := allVariants(t, scn, p, f, "primary", primary)
 		variants = fmt.Sprintf("variants=%d/%d", ok, n)
 		if problem != "" && mismatch == "" {
 			mismatch = problem
@@ -471,7 +446,11 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	// verify: the control run must give the oracle the opposite answer.
 	control := "clean"
 	if f.Control.AllVariants() {
-		if _, _, problem := allVariants(t, scn, p, f, "control", perRun); problem != "" {
+		helpers, err := startPool(t, "control")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, problem := allVariants(t, scn, p, f, "control", helpers); problem != "" {
 			control = strings.ReplaceAll(problem, " ", "_")
 		}
 	} else {

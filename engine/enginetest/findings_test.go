@@ -141,9 +141,10 @@ func TestFindings(t *testing.T) {
 		verify:    &want{lines: append([]string{`(?m)^sample-f1 REFUTED variants=4/4 control=clean trace=sha256:`}, broken...), fails: true},
 		reproduce: &want{lines: append([]string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:`}, broken...), fails: true},
 	}}
-	// Each case runs with the variants in one process and spread over
-	// three (shard.go): the same lines either way.
-	for _, jobs := range []string{"1", "3"} {
+	// Each case runs with the variants in one process, spread over
+	// three (pool.go), and left to the two helpers alone: the same lines
+	// every way.
+	for _, jobs := range []string{"1", "3", "3 helpers-only"} {
 		for _, tc := range cases {
 			t.Run(tc.name+"/jobs="+jobs, func(t *testing.T) {
 				root := t.TempDir()
@@ -158,7 +159,12 @@ func TestFindings(t *testing.T) {
 					if step.want == nil {
 						continue
 					}
-					out, err := child(t, root, step.mode, "CTRLBUGS_JOBS="+jobs)
+					n, helpersOnly := strings.CutSuffix(jobs, " helpers-only")
+					env := []string{"CTRLBUGS_JOBS=" + n}
+					if helpersOnly {
+						env = append(env, "CTRLBUGS_VARIANTS_IN_HELPERS=1")
+					}
+					out, err := child(t, root, step.mode, env...)
 					for _, re := range step.want.lines {
 						if !regexp.MustCompile(re).MatchString(out) {
 							t.Errorf("%s: output lacks %s:\n%s", step.mode, re, out)
