@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strings"
+	"time"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/oracle"
@@ -37,6 +38,19 @@ type Options struct {
 	// those whose number modulo Shards is Shard. Shards 0 or 1: everything.
 	// A DFS within one variant is one unit (its runs depend on each other).
 	Shard, Shards int
+	// Plan, when set, is the scenario's variants as PlanVariants listed
+	// them in another bubble, with the same options but Variant, Replay
+	// and Mode; Variant must name one of them. Run does not list them again
+	// (which runs the scenario without perturbations first): it waits
+	// until the virtual time that run ended at in the listing's bubble, so
+	// the variant starts when it would have after listing in this one,
+	// calls BeforeRun, and runs it. What else that run left behind in a
+	// bubble (the random sources' positions) is the caller's to restore,
+	// in BeforeRun: enginetest does it, and `make verify` checks the traces
+	// are the ones a run after listing gives.
+	Plan *Plan
+	// BeforeRun is called right before the planned variant's run.
+	BeforeRun func()
 }
 
 // mine reports whether work unit k belongs to this shard.
@@ -123,8 +137,12 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 		ro.Trace = r.Finish(recs, traceVerdicts(oracles, ro.Verdicts))
 		out.Runs = append(out.Runs, ro)
 	}
-	ev, err := explore.Variants(ctx, cfg, scn.Search.MaxDepth)
-	if err != nil {
+	var ev []explore.Variant
+	if opts.Plan != nil {
+		if ev, err = opts.Plan.variants(scn, cfg, opts); err != nil {
+			return nil, err
+		}
+	} else if ev, err = explore.Variants(ctx, cfg, scn.Search.MaxDepth); err != nil {
 		return nil, &scenario.Error{File: scn.File(), Field: "perturbations", Msg: err.Error()}
 	}
 	var variants []variant
@@ -143,6 +161,9 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 			if !opts.mine(unit) {
 				continue
 			}
+		}
+		if opts.Plan != nil && opts.BeforeRun != nil {
+			opts.BeforeRun()
 		}
 		switch mode {
 		case scenario.SearchReference, "":
@@ -294,17 +315,71 @@ func oracleDrift(rec *trace.Trace, oracles []compiledOracle) *explore.Divergence
 // run without perturbations. Call it where Run would be called (in a
 // bubble).
 func VariantLabels(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) ([]string, error) {
+	pl, err := PlanVariants(ctx, scn, p, opts)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Labels(), nil
+}
+
+// A Plan is a scenario's search variants listed once (PlanVariants), to run
+// them one at a time in other bubbles without listing them again
+// (Options.Plan).
+type Plan struct {
+	scn    *scenario.Scenario
+	opts   Options // the options it was listed with (Variant, Replay, Mode cleared)
+	ex     *explore.Plan
+	labels []string
+}
+
+// PlanVariants lists the scenario's search variants as VariantLabels does,
+// keeping what Run needs to run one of them in another bubble. Call it where
+// Run would be called (in a bubble).
+func PlanVariants(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) (*Plan, error) {
+	opts = planKey(opts)
 	cfg, _, err := Compile(scn, p, opts)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := explore.Variants(ctx, cfg, scn.Search.MaxDepth)
+	ex, err := explore.PlanVariants(ctx, cfg, scn.Search.MaxDepth)
 	if err != nil {
 		return nil, &scenario.Error{File: scn.File(), Field: "perturbations", Msg: err.Error()}
 	}
-	var out []string
-	for _, v := range ev {
-		out = append(out, v.Label)
+	pl := &Plan{scn: scn, opts: opts, ex: ex}
+	for _, v := range ex.Variants(cfg) {
+		pl.labels = append(pl.labels, v.Label)
 	}
-	return out, nil
+	return pl, nil
+}
+
+// Labels are the variants' labels, in search order.
+func (pl *Plan) Labels() []string { return pl.labels }
+
+// Ran reports whether listing ran the scenario (without perturbations):
+// only then is there anything for Options.Plan to save, and anything for
+// BeforeRun to restore.
+func (pl *Plan) Ran() bool { return !pl.ex.End.IsZero() }
+
+// planKey keeps the options that shape a listing.
+func planKey(o Options) Options {
+	return Options{DropPerturbations: o.DropPerturbations, DropActions: o.DropActions, Ablations: o.Ablations}
+}
+
+// variants are the plan's variants of cfg (compiled from scn with opts),
+// once the bubble's clock is where the listing's run left it.
+func (pl *Plan) variants(scn *scenario.Scenario, cfg *explore.Config, opts Options) ([]explore.Variant, error) {
+	if scn != pl.scn || fmt.Sprint(planKey(opts)) != fmt.Sprint(pl.opts) {
+		return nil, fmt.Errorf("%s: Options.Plan was listed for %s with %+v, not for this scenario and options", scn.File(), pl.scn.File(), pl.opts)
+	}
+	if opts.Variant == "" {
+		return nil, fmt.Errorf("%s: Options.Plan runs one variant: name it (Options.Variant)", scn.File())
+	}
+	if pl.Ran() {
+		d := time.Until(pl.ex.End)
+		if d < 0 {
+			return nil, fmt.Errorf("%s: Options.Plan: this bubble is %v past the time the listing's run ended; run a planned variant first in a bubble", scn.File(), -d)
+		}
+		time.Sleep(d)
+	}
+	return pl.ex.Variants(cfg), nil
 }

@@ -41,12 +41,12 @@ func newBoard(helpers int) (*board, *os.File, error) {
 	_ = os.Remove(f.Name()) // kept alive by the descriptors and mappings
 	size := (4*(2+helpers) + os.Getpagesize() - 1) / os.Getpagesize() * os.Getpagesize()
 	if err := f.Truncate(int64(size)); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, nil, err
 	}
 	b, err := mapBoard(f, size)
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, nil, err
 	}
 	atomic.StoreUint32(b.word(0), boardMagic)
@@ -60,7 +60,7 @@ func openBoard(k int) (*board, error) {
 	if f == nil {
 		return nil, fmt.Errorf("no descriptor %d: not started by a variant pool", boardFD)
 	}
-	defer f.Close() // the mapping outlives it
+	defer func() { _ = f.Close() }() // the mapping outlives it
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("descriptor %d: %w", boardFD, err)

@@ -181,7 +181,7 @@ func verb(fails bool) string { return map[bool]string{true: "fails", false: "hol
 //
 // pl, when not nil, is a pool of helper processes started for this run
 // (pool.go) that share the variants with this one; allVariants ends it.
-func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, which string, pl *pool) (ok, n int, problem string) {
+func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, which string, pl *pool, l *listing) (ok, n int, problem string) {
 	t.Helper()
 	r := f.Primary
 	if which == "control" {
@@ -206,15 +206,18 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 	}
 	// Reference mode: list the variants without running them, then run
 	// each alone, here and in the pool's helpers.
-	labels, problem := variantLabels(t, scn, p, o)
-	if problem == "" && len(labels) == 0 {
-		problem = "the search produced no run"
+	if l == nil {
+		if l, problem = listVariants(t, scn, p, o); problem != "" {
+			pl.stop()
+			return 0, 0, problem
+		}
 	}
-	if problem != "" {
+	labels := l.Labels()
+	if len(labels) == 0 {
 		pl.stop()
-		return 0, 0, problem
+		return 0, 0, "the search produced no run"
 	}
-	runOne := func(label string) variantResult { return runVariant(t, scn, p, f, r, o, label) }
+	runOne := func(label string) variantResult { return runVariant(t, scn, p, f, r, o, label, l) }
 	var results []*variantResult
 	if pl == nil {
 		for _, label := range labels {
@@ -252,32 +255,47 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 	return ok, n, problem
 }
 
-// variantLabels lists the variants of scn run with o, in a bubble pinned
-// to the scenario's seed; problem is "" or says why they could not be
-// listed.
-func variantLabels(t *testing.T, scn *scenario.Scenario, p *engine.Project, o engine.Options) (labels []string, problem string) {
-	o.Variant = ""
-	Bubble(t, scn.Search.Seed, func(t *testing.T) {
-		var err error
-		if labels, err = engine.VariantLabels(t.Context(), scn, p, o); err != nil {
-			problem = "harness error: " + err.Error()
-		}
-	})
-	return labels, problem
-}
-
 // runVariant runs one variant alone in its own bubble, pinned to the
 // scenario's seed.
-func runVariant(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, r finding.Run, o engine.Options, label string) variantResult {
+func runVariant(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, r finding.Run, o engine.Options, label string, l *listing) variantResult {
 	res := variantResult{Label: label}
 	o.Variant = label
+	var planned [][]byte
 	Bubble(t, scn.Search.Seed, func(t *testing.T) {
-		out, err := engine.Run(t.Context(), scn, p, o)
+		po := l.options(t, o)
+		out, err := engine.Run(t.Context(), scn, p, po)
 		if err != nil {
 			res.N, res.Problem = 1, fmt.Sprintf("variant %q: harness error: %v", label, err)
 			return
 		}
 		res.OK, res.N, res.Problem = every(out, f, r)
+		if po.Plan != nil && os.Getenv(envCheckPlan) == "1" {
+			for _, ro := range out.Runs {
+				planned = append(planned, ro.Trace)
+			}
+		}
+	})
+	if planned == nil || res.Problem != "" {
+		return res
+	}
+	// CTRLBUGS_CHECK_PLAN=1: the variant again, listing first in its
+	// bubble; the traces must be the same bytes.
+	Bubble(t, scn.Search.Seed, func(t *testing.T) {
+		out, err := engine.Run(t.Context(), scn, p, o)
+		if err != nil {
+			res.Problem = fmt.Sprintf("variant %q: harness error listing again: %v", label, err)
+			return
+		}
+		if len(out.Runs) != len(planned) {
+			res.Problem = fmt.Sprintf("variant %q: %d runs listing again, %d planned", label, len(out.Runs), len(planned))
+			return
+		}
+		for i, ro := range out.Runs {
+			if d := FirstDifference(planned[i], ro.Trace); d != "" {
+				res.Problem = fmt.Sprintf("variant %q: the planned run's trace differs from the one listing again gives, at %s", label, d)
+				return
+			}
+		}
 	})
 	return res
 }
@@ -312,12 +330,21 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		serveVariants(t, scn, p, f, which)
 		return
 	}
+	// The primary run's variants, listed once here when the finding names
+	// one or claims them all (plan.go): its recorded run, its replay and
+	// each variant then run without listing them again.
+	var primaryList *listing
+	if reference := scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference; reference && (f.Primary.Variant != "" || f.Primary.AllVariants()) {
+		// A listing that fails leaves the runs to list for themselves
+		// and report the failure where they always have.
+		primaryList, _ = listVariants(t, scn, p, opts(f.Primary))
+	}
 	verdict := map[string]string{finding.Reproduces: "REPRODUCED", finding.FixedUpstream: "REPRODUCED", finding.Refuted: "REFUTED"}[f.Status]
 	switch mode {
 	case ModeRecord:
 		var tr []byte
 		Bubble(t, seed, func(t *testing.T) {
-			out, err := engine.Run(t.Context(), scn, p, opts(f.Primary))
+			out, err := engine.Run(t.Context(), scn, p, primaryList.options(t, opts(f.Primary)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -333,7 +360,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		// A claim about every variant is not recorded unless it holds in
 		// every variant.
 		if f.Primary.AllVariants() {
-			if ok, n, problem := allVariants(t, scn, p, f, "primary", primary); problem != "" {
+			if ok, n, problem := allVariants(t, scn, p, f, "primary", primary, primaryList); problem != "" {
 				t.Fatalf("%s: not recorded: the primary run claims every variant, %d/%d agree: %s", f.ID, ok, n, problem)
 			}
 		}
@@ -360,7 +387,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			}
 		}
 		if f.Primary.AllVariants() {
-			ok, n, problem := allVariants(t, scn, p, f, "primary", primary)
+			ok, n, problem := allVariants(t, scn, p, f, "primary", primary, primaryList)
 			if strings.HasPrefix(problem, "harness error: ") {
 				fmt.Printf("%s: harness broken: %s\n", f.ID, strings.TrimPrefix(problem, "harness error: "))
 				t.Fail()
@@ -370,7 +397,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			return
 		}
 		Bubble(t, seed, func(t *testing.T) {
-			out, err := engine.Run(t.Context(), scn, p, opts(f.Primary))
+			out, err := engine.Run(t.Context(), scn, p, primaryList.options(t, opts(f.Primary)))
 			if err != nil {
 				fmt.Printf("%s: harness broken: %v\n", f.ID, err)
 				t.Fail()
@@ -396,7 +423,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	Bubble(t, seed, func(t *testing.T) {
 		o := opts(f.Primary)
 		o.Mode, o.Replay, o.Variant = "replay", rec, rec.Header.Variant
-		out, err := engine.Run(t.Context(), scn, p, o)
+		out, err := engine.Run(t.Context(), scn, p, primaryList.options(t, o))
 		if err != nil {
 			mismatch = "harness error: " + err.Error()
 			return
@@ -425,7 +452,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	// checked by running them all afresh.
 	variants := ""
 	if f.Primary.AllVariants() {
-		ok, n, problem := allVariants(t, scn, p, f, "primary", primary)
+		ok, n, problem := allVariants(t, scn, p, f, "primary", primary, primaryList)
 		variants = fmt.Sprintf("variants=%d/%d", ok, n)
 		if problem != "" && mismatch == "" {
 			mismatch = problem
@@ -450,7 +477,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, problem := allVariants(t, scn, p, f, "control", helpers); problem != "" {
+		if _, _, problem := allVariants(t, scn, p, f, "control", helpers, nil); problem != "" {
 			control = strings.ReplaceAll(problem, " ", "_")
 		}
 	} else {

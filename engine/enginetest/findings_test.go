@@ -160,7 +160,9 @@ func TestFindings(t *testing.T) {
 						continue
 					}
 					n, helpersOnly := strings.CutSuffix(jobs, " helpers-only")
-					env := []string{"CTRLBUGS_JOBS=" + n}
+					// Every planned variant is checked against listing
+					// again (plan.go).
+					env := []string{"CTRLBUGS_JOBS=" + n, "CTRLBUGS_CHECK_PLAN=1"}
 					if helpersOnly {
 						env = append(env, "CTRLBUGS_VARIANTS_IN_HELPERS=1")
 					}
@@ -180,6 +182,31 @@ func TestFindings(t *testing.T) {
 					t.Errorf("trace recorded: %v", recorded)
 				}
 			})
+		}
+	}
+}
+
+// TestFindingsPlannedClock: a variant run from the listing (plan.go)
+// starts at the virtual time the listing's run ended, here 50s in, where an
+// action moved the clock; CTRLBUGS_CHECK_PLAN compares each planned
+// variant's trace with the one listing again in its bubble gives. (Checked
+// that it can fail: with the planned run sleeping half as long, every
+// variant reports "the planned run's trace differs".)
+func TestFindingsPlannedClock(t *testing.T) {
+	root := t.TempDir()
+	scn := strings.Replace(sampleScenario, `"search": {"horizon": "1m"},`, `"actions": [{"name": "late", "at": {"time": "50s"}, "op": "patch", "patchType": "merge",
+    "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-b", "namespace": "default"}},
+    "patch": {"data": {"late": "yes"}}}],
+  "search": {"horizon": "1m"},`, 1)
+	put(t, filepath.Join(root, "scenarios", "sample", "counter.json"), scn)
+	put(t, filepath.Join(root, "findings", "sample", "sample-f1.md"), sampleFinding("sample-f1", "counted", "variants: all, "))
+	for _, mode := range []string{"record", "verify"} {
+		out, err := child(t, root, mode, "CTRLBUGS_JOBS=1", "CTRLBUGS_CHECK_PLAN=1")
+		if err != nil {
+			t.Fatalf("%s: %v:\n%s", mode, err, out)
+		}
+		if mode == "verify" && !regexp.MustCompile(`(?m)^sample-f1 REFUTED variants=5/5 control=clean trace=sha256:`).MatchString(out) {
+			t.Fatalf("verify: output lacks the verdict line with five variants:\n%s", out)
 		}
 	}
 }

@@ -93,7 +93,7 @@ func startPool(t *testing.T, which string) (*pool, error) {
 	}
 	// The helpers inherit the board's file as descriptor 3; nobody else
 	// needs it once they have started.
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	p := &pool{board: b}
 	for k := 1; k < j; k++ {
 		h := &helper{k: k}
@@ -226,10 +226,11 @@ func serveVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *f
 	}
 	defer b.close()
 	o := opts(r)
-	labels, problem := variantLabels(t, scn, p, o)
+	l, problem := listVariants(t, scn, p, o)
 	if problem != "" {
 		t.Fatal(problem)
 	}
+	labels := l.Labels()
 	if err := printLine(readyMarker, labels); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func serveVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *f
 		return // the parent has run every variant already
 	}
 	for i := b.take(len(labels)); i >= 0; i = b.take(len(labels)) {
-		res := runVariant(t, scn, p, f, r, o, labels[i])
+		res := runVariant(t, scn, p, f, r, o, labels[i], l)
 		res.I = i
 		if err := printLine(resultMarker, res); err != nil {
 			t.Fatal(err)

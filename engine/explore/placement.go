@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Variant is one configuration a search runs: the scenario as written
@@ -21,29 +22,50 @@ const ReferenceVariant = "reference"
 // itself. At most one perturbation may be a Placer: placing several would
 // search their product, which no scenario has asked for yet.
 func Variants(ctx context.Context, cfg *Config, bound int) ([]Variant, error) {
-	idx := -1
-	for i, p := range cfg.Perturbations {
-		if _, ok := p.(Placer); ok {
-			if idx >= 0 {
-				return nil, fmt.Errorf("perturbations %d and %d both search their placement; only one may", idx, i)
+	p, err := PlanVariants(ctx, cfg, bound)
+	if err != nil {
+		return nil, err
+	}
+	return p.Variants(cfg), nil
+}
+
+// A Plan is what listing a configuration's variants learnt: which
+// perturbation is placed (or which action's moment is explored) and where,
+// and when the run without perturbations the placements were read from
+// ended. The placements are plain values, so a Plan made in one bubble
+// gives the same variants of the same configuration compiled in another
+// ([Plan.Variants]), without that run.
+type Plan struct {
+	idx    int // the placed perturbation (-1: none)
+	act    int // the action whose moment is explored (-1: none)
+	placed []Placement
+	// End is the bubble's clock when the run without perturbations ended;
+	// zero when listing ran nothing (no placed perturbation).
+	End time.Time
+}
+
+// PlanVariants lists cfg's variants as Variants does (running cfg without
+// perturbations when a perturbation's placement is searched).
+func PlanVariants(ctx context.Context, cfg *Config, bound int) (*Plan, error) {
+	p := &Plan{idx: -1, act: -1}
+	for i, pt := range cfg.Perturbations {
+		if _, ok := pt.(Placer); ok {
+			if p.idx >= 0 {
+				return nil, fmt.Errorf("perturbations %d and %d both search their placement; only one may", p.idx, i)
 			}
-			idx = i
+			p.idx = i
 		}
 	}
-	act := -1
 	for i, a := range cfg.Actions {
 		if a.StepRange != nil {
-			if act >= 0 || idx >= 0 {
-				return nil, fmt.Errorf("a search explores one thing at a time: action %d's moment and %s", i, other(act, idx))
+			if p.act >= 0 || p.idx >= 0 {
+				return nil, fmt.Errorf("a search explores one thing at a time: action %d's moment and %s", i, other(p.act, p.idx))
 			}
-			act = i
+			p.act = i
 		}
 	}
-	if act >= 0 {
-		return actionVariants(cfg, act), nil
-	}
-	if idx < 0 {
-		return []Variant{{Label: ReferenceVariant, Cfg: cfg}}, nil
+	if p.act >= 0 || p.idx < 0 {
+		return p, nil
 	}
 	base := *cfg
 	base.Perturbations = nil
@@ -52,19 +74,32 @@ func Variants(ctx context.Context, cfg *Config, bound int) ([]Variant, error) {
 	if err != nil {
 		return nil, err
 	}
-	placed := cfg.Perturbations[idx].(Placer).Placements(r, bound)
-	if len(placed) == 0 {
-		return nil, fmt.Errorf("perturbation %d (%s) has nowhere to be placed: the run without perturbations made no write it could follow", idx, cfg.Perturbations[idx].Describe())
+	p.End = time.Now()
+	p.placed = cfg.Perturbations[p.idx].(Placer).Placements(r, bound)
+	if len(p.placed) == 0 {
+		return nil, fmt.Errorf("perturbation %d (%s) has nowhere to be placed: the run without perturbations made no write it could follow", p.idx, cfg.Perturbations[p.idx].Describe())
+	}
+	return p, nil
+}
+
+// Variants returns the variants of cfg, which must be the configuration
+// the plan was made from (compiled again, in this bubble, is fine).
+func (p *Plan) Variants(cfg *Config) []Variant {
+	switch {
+	case p.act >= 0:
+		return actionVariants(cfg, p.act)
+	case p.idx < 0:
+		return []Variant{{Label: ReferenceVariant, Cfg: cfg}}
 	}
 	var out []Variant
-	for _, pl := range placed {
+	for _, pl := range p.placed {
 		v := *cfg
 		v.Perturbations = append([]Perturbation{}, cfg.Perturbations...)
-		v.Perturbations[idx] = pl.P
+		v.Perturbations[p.idx] = pl.P
 		v.Variant = pl.Label
 		out = append(out, Variant{Label: pl.Label, Cfg: &v})
 	}
-	return out, nil
+	return out
 }
 
 func other(act, idx int) string {
