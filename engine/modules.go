@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -52,12 +54,87 @@ type Pinned struct {
 	Dir string
 }
 
-// PinnedUpstream asks the go command, once, for the versions of mods and
+// PinnedUpstream asks the go command, once per test binary (the answer is
+// kept beside it, see pinnedFile), for the versions of mods and
 // the module cache directory of module (the project's main upstream, one
 // of mods or not). A module that is not downloaded is an error telling
 // the user to run `go mod download` in projects/<project>.
 func PinnedUpstream(project, module string, mods ...string) (Pinned, error) {
 	all := append([]string{module}, mods...)
+	cache, key := pinnedCache(all)
+	if p, ok := readPinned(cache, key); ok {
+		return p, nil
+	}
+	p, err := pinnedUpstream(project, module, all)
+	if err == nil {
+		writePinned(cache, key, p)
+	}
+	return p, err
+}
+
+// The go command's answer is a function of the build the test binary was
+// made from and of where the go command would look, and asking costs ~0.1 s
+// (a tenth of checking a small finding, paid again by each helper process):
+// it is kept beside the binary (<binary>.pinned.json), under a key naming
+// the binary (size, modification time), the working directory, the go
+// environment variables that move modules and the modules asked for. Any
+// change of these asks again; a cache that cannot be read or written is
+// ignored.
+type pinnedFile struct {
+	Key    string `json:"key"`
+	Pinned Pinned `json:"pinned"`
+}
+
+func pinnedCache(mods []string) (path, key string) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", ""
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return "", ""
+	}
+	wd, _ := os.Getwd()
+	var env []string
+	for _, v := range []string{"GOWORK", "GOFLAGS", "GOMODCACHE", "GOPATH", "HOME", "GOTOOLCHAIN", "GOPROXY", "GONOSUMDB", "GOPRIVATE"} {
+		env = append(env, v+"="+os.Getenv(v))
+	}
+	key = fmt.Sprintf("%d %d %s %s %s", fi.Size(), fi.ModTime().UnixNano(), wd, strings.Join(env, " "), strings.Join(mods, " "))
+	return exe + ".pinned.json", key
+}
+
+func readPinned(path, key string) (Pinned, bool) {
+	if path == "" {
+		return Pinned{}, false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Pinned{}, false
+	}
+	var f pinnedFile
+	if json.Unmarshal(b, &f) != nil || f.Key != key || f.Pinned.Dir == "" {
+		return Pinned{}, false
+	}
+	return f.Pinned, true
+}
+
+func writePinned(path, key string, p Pinned) {
+	if path == "" {
+		return
+	}
+	b, err := json.Marshal(pinnedFile{Key: key, Pinned: p})
+	if err != nil {
+		return
+	}
+	// Written whole then renamed, so a concurrent reader sees the old file
+	// or the new one.
+	tmp := fmt.Sprintf("%s.%d", path, os.Getpid())
+	if os.WriteFile(tmp, b, 0o644) == nil {
+		_ = os.Rename(tmp, path)
+	}
+}
+
+func pinnedUpstream(project, module string, all []string) (Pinned, error) {
 	out, err := goList(strings.Join(all, " "), "{{.Path}}\t{{.Dir}}\t{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}", all...)
 	if err != nil {
 		return Pinned{}, err

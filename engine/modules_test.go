@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,16 @@ func TestPinnedUpstream(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(p.Dir, "pkg", "runtime")); err != nil {
 		t.Errorf("Dir %q: %v", p.Dir, err)
+	}
+	// Asked again, the answer comes from the file beside the test binary,
+	// and is the same.
+	exe, _ := os.Executable()
+	if _, err := os.Stat(exe + ".pinned.json"); err != nil {
+		t.Errorf("no cached answer beside the test binary: %v", err)
+	}
+	again, err := PinnedUpstream("engine", "k8s.io/apimachinery", "k8s.io/apimachinery", "sigs.k8s.io/yaml")
+	if err != nil || again.Dir != p.Dir || fmt.Sprint(again.Versions) != fmt.Sprint(p.Versions) {
+		t.Errorf("asked again: %+v, %v; first %+v", again, err, p)
 	}
 	if _, err := PinnedUpstream("engine", "example.com/not/a/dependency"); err == nil || !strings.Contains(err.Error(), "example.com/not/a/dependency") {
 		t.Errorf("a module outside the build list: error %v, want one naming it", err)
