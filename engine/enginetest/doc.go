@@ -12,4 +12,9 @@
 //     made deterministic with testing/cryptotest.SetGlobalRandom.
 //
 // Bubbles must not run in parallel (both settings are process-wide).
+//
+// A finding's claim about every variant is checked by running each variant
+// alone in a bubble, from one listing of the variants per process
+// (plan.go: the variant starts where listing would have left its bubble),
+// spread over a pool of helper processes (pool.go).
 package enginetest
