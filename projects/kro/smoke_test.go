@@ -81,7 +81,7 @@ func TestSmoke(t *testing.T) {
 				MaxSteps:    60,
 				Horizon:     2 * time.Minute,
 			}
-			syncsBefore := enqueueSyncs.Load()
+			syncsBefore, routedBefore := enqueueSyncs.Load(), routedSyncs.Load()
 			r, err := explore.Run(t.Context(), cfg, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -89,6 +89,9 @@ func TestSmoke(t *testing.T) {
 			traces[i] = r.Trace
 			if enqueueSyncs.Load() == syncsBefore {
 				t.Error("no enqueue of the instance became a sync point: did upstream's \"Enqueueing object\" line change? (steps.go)")
+			}
+			if routedSyncs.Load() == routedBefore {
+				t.Error("no child event routed to the instance became a sync point: did upstream's \"Coordinator routed event to instance\" line change? (steps.go)")
 			}
 			tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
 			if err != nil {

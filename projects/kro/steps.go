@@ -59,6 +59,11 @@ const (
 // silently leave the Adds unordered).
 var enqueueSyncs atomic.Int64
 
+// routedSyncs counts the "Coordinator routed event to instance" lines
+// made sync points (a child's event routed to its instance), for TestSmoke
+// to pin the same way.
+var routedSyncs atomic.Int64
+
 // stepLogger is the logger the harness hands NewDynamicController.
 func stepLogger(mgr *ctrlsim.Manager) logr.Logger {
 	begin, end := mgr.Steps(dynamicStepName)
@@ -87,6 +92,7 @@ func (s *stepSink) Enabled(level int) bool {
 
 func (s *stepSink) Info(level int, msg string, kv ...any) {
 	if level == 2 && s.name == dynamicLoggerName && msg == msgRouted {
+		routedSyncs.Add(1)
 		s.sync("kro/enqueue routed " + objectIdentifiers(kv))
 	}
 	if level == 1 && s.name == dynamicLoggerName {
