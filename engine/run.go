@@ -46,8 +46,9 @@ type Options struct {
 	// the variant starts when it would have after listing in this one,
 	// calls BeforeRun, and runs it. What else that run left behind in a
 	// bubble (the random sources' positions) is the caller's to restore,
-	// in BeforeRun: enginetest does it, and `make verify` checks the traces
-	// are the ones a run after listing gives.
+	// in BeforeRun: enginetest does it; `make verify` replays every
+	// recorded trace through it, and CTRLBUGS_CHECK_PLAN=1 compares each
+	// planned variant's trace with listing again.
 	Plan *Plan
 	// BeforeRun is called right before the planned variant's run.
 	BeforeRun func()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
@@ -264,6 +265,70 @@ func TestStatusInputs(t *testing.T) {
 					if !v.Holds {
 						t.Fatalf("%s: %s %s", v.Oracle, v.Evidence, v.Err)
 					}
+				}
+			})
+		})
+	}
+}
+
+// TestPlanMisuse: a Plan (PlanVariants) used with other options, for
+// another scenario, without naming a variant, in a bubble already past the
+// listing's end, or naming a variant it does not have, is an error saying
+// which; used as meant, the variant runs.
+func TestPlanMisuse(t *testing.T) {
+	const placed = `"perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "frozen", "explore": true}],
+  "actions": [{"name": "late", "at": {"time": "30s"}, "op": "patch", "patchType": "merge",
+    "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-b", "namespace": "default"}},
+    "patch": {"data": {"late": "yes"}}}],`
+	decode := func(t *testing.T) *scenario.Scenario {
+		scn, err := scenario.Decode("counter.json", []byte(sprintf(counterScenario, placed)), ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return scn
+	}
+	scn, other := decode(t), decode(t)
+	var plan *engine.Plan
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		var err error
+		if plan, err = engine.PlanVariants(t.Context(), scn, sampleProject(t), engine.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !plan.Ran() || len(plan.Labels()) == 0 {
+		t.Fatalf("plan: ran %v, labels %q", plan.Ran(), plan.Labels())
+	}
+	first := plan.Labels()[0]
+	cases := []struct {
+		name    string
+		scn     *scenario.Scenario
+		opts    engine.Options
+		late    bool // run something first in the bubble
+		wantErr string
+	}{
+		{"as meant", scn, engine.Options{Variant: first}, false, ""},
+		{"other options", scn, engine.Options{Variant: first, DropPerturbations: true}, false, "Options.Plan was listed for counter.json with"},
+		{"other scenario", other, engine.Options{Variant: first}, false, "not for this scenario and options"},
+		{"no variant", scn, engine.Options{}, false, "Options.Plan runs one variant: name it (Options.Variant)"},
+		{"unknown variant", scn, engine.Options{Variant: "staleness after write 999"}, false, `no search variant "staleness after write 999"`},
+		{"bubble past the listing", scn, engine.Options{Variant: first}, true, "past the time the listing's run ended"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			enginetest.Bubble(t, 1, func(t *testing.T) {
+				if tc.late {
+					time.Sleep(time.Hour)
+				}
+				tc.opts.Plan = plan
+				_, err := engine.Run(t.Context(), tc.scn, sampleProject(t), tc.opts)
+				if tc.wantErr == "" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
 				}
 			})
 		})

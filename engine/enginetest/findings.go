@@ -189,8 +189,7 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 	}
 	o := opts(r)
 	o.Variant = ""
-	reference := scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference
-	if !reference {
+	if !oneRunPerVariant(scn) {
 		pl.stop()
 		var all *engine.Outcome
 		Bubble(t, scn.Search.Seed, func(t *testing.T) {
@@ -253,6 +252,12 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 		problem = first
 	}
 	return ok, n, problem
+}
+
+// oneRunPerVariant reports whether scn's search is one run per variant
+// (reference mode), so that its variants can be listed and run one by one.
+func oneRunPerVariant(scn *scenario.Scenario) bool {
+	return scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference
 }
 
 // runVariant runs one variant alone in its own bubble, pinned to the
@@ -334,7 +339,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	// one or claims them all (plan.go): its recorded run, its replay and
 	// each variant then run without listing them again.
 	var primaryList *listing
-	if reference := scn.Search.Mode == "" || scn.Search.Mode == scenario.SearchReference; reference && (f.Primary.Variant != "" || f.Primary.AllVariants()) {
+	if oneRunPerVariant(scn) && (f.Primary.Variant != "" || f.Primary.AllVariants()) {
 		// A listing that fails leaves the runs to list for themselves
 		// and report the failure where they always have.
 		primaryList, _ = listVariants(t, scn, p, opts(f.Primary))
