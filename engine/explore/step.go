@@ -53,10 +53,18 @@ type flight struct {
 
 // call runs the Reconcile, catching panics (the injected crash among them).
 func (f *flight) call(w *world) {
-	id := goid()
-	w.flightGs.Store(id, f)
+	// Only a bubble has sync points to tell this goroutine apart at
+	// (syncpoint.go); reading its id costs a stack dump, most of a reading
+	// step outside one (BenchmarkStepRead).
+	var id uint64
+	if w.bubble {
+		id = goid()
+		w.flightGs.Store(id, f)
+	}
 	defer func() {
-		w.flightGs.Delete(id)
+		if w.bubble {
+			w.flightGs.Delete(id)
+		}
 		if r := recover(); r != nil {
 			f.panicked = r
 			f.stack = string(debug.Stack())
