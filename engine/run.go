@@ -41,7 +41,7 @@ type Options struct {
 	// Plan, when set, is the scenario's variants as PlanVariants listed
 	// them in another bubble, with the same options but Variant, Replay
 	// and Mode; Variant must name one of them. Run does not list them again
-	// (which runs the scenario without perturbations first): it waits
+	// (which runs the scenario without its placed perturbation first): it waits
 	// until the virtual time that run ended at in the listing's bubble, so
 	// the variant starts when it would have after listing in this one,
 	// calls BeforeRun, and runs it. What else that run left behind in a
@@ -313,7 +313,7 @@ func oracleDrift(rec *trace.Trace, oracles []compiledOracle) *explore.Divergence
 // VariantLabels lists the labels of the scenario's search variants (the
 // placements of its explored perturbation or action) without running them:
 // for an explored action this costs nothing, for a placed perturbation one
-// run without perturbations. Call it where Run would be called (in a
+// run without it (the others in force). Call it where Run would be called (in a
 // bubble).
 func VariantLabels(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) ([]string, error) {
 	pl, err := PlanVariants(ctx, scn, p, opts)
@@ -356,7 +356,8 @@ func PlanVariants(ctx context.Context, scn *scenario.Scenario, p *Project, opts 
 // Labels are the variants' labels, in search order.
 func (pl *Plan) Labels() []string { return pl.labels }
 
-// Ran reports whether listing ran the scenario (without perturbations):
+// Ran reports whether listing ran the scenario (without its placed
+// perturbation):
 // only then is there anything for Options.Plan to save, and anything for
 // BeforeRun to restore.
 func (pl *Plan) Ran() bool { return !pl.ex.End.IsZero() }

@@ -14,7 +14,8 @@ import (
 
 // A listing is a finding run's variants, listed once in a bubble of their
 // own, with where that bubble stood when the listing's run (the scenario
-// without perturbations, which the placements are read from) ended.
+// without its placed perturbation, which the placements are read from)
+// ended.
 //
 // Each variant of a finding runs alone in a bubble pinned to the seed, and
 // what `make record` writes for it is what a bubble gives that lists the

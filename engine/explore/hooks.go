@@ -120,7 +120,7 @@ func (h *hooks) AfterCall(op *ctrlsim.Op) {
 	if op.IsWrite() && op.Err == nil {
 		w := h.w
 		w.res.Writes[h.p.spec.Name]++
-		w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, Controller: h.p.spec.Name, Kind: op.GVK.GroupKind(), Verb: op.Verb, Sub: op.Subresource})
+		w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, At: w.now(), Controller: h.p.spec.Name, Kind: op.GVK.GroupKind(), Verb: op.Verb, Sub: op.Subresource})
 		if len(op.Written) > 0 {
 			w.changed++
 		}

@@ -60,7 +60,7 @@ func (w *world) applyActions() {
 		if len(evs) > 0 {
 			rec.RV = strconv.FormatInt(evs[len(evs)-1].Rev, 10)
 			rec.Changed = changeOf(evs)
-			w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, Controller: UserWriter, Kind: a.Obj.GroupVersionKind().GroupKind(), Verb: a.Op})
+			w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, At: w.now(), Controller: UserWriter, Kind: a.Obj.GroupVersionKind().GroupKind(), Verb: a.Op})
 			w.changed++
 			w.openWindows()
 		}

@@ -93,11 +93,12 @@ type Scheduler interface {
 }
 
 // Placer is a perturbation whose placement is searched: the search runs
-// the scenario once without perturbations, then once per placement.
+// the scenario once without it (every other perturbation in force), then
+// once per placement.
 type Placer interface {
 	Perturbation
 	// Placements returns one fixed perturbation per place to try, from
-	// what the unperturbed run did; bound caps their number.
+	// what the run without it did; bound caps their number.
 	Placements(base *Result, bound int) []Placement
 }
 
@@ -112,7 +113,10 @@ type Placement struct {
 // WriteEvent is one accepted write of a controller or of a user action,
 // as placements and write triggers count them.
 type WriteEvent struct {
-	Step       int
+	Step int
+	// At is the write's virtual time since the run's start: where a
+	// window given a duration or an end time closes, in the run's writes.
+	At         time.Duration
 	Controller string // UserWriter for a user action
 	Kind       schema.GroupKind
 	Verb, Sub  string

@@ -31,15 +31,16 @@ func Variants(ctx context.Context, cfg *Config, bound int) ([]Variant, error) {
 
 // A Plan is what listing a configuration's variants learnt: which
 // perturbation is placed (or which action's moment is explored) and where,
-// and when the run without perturbations the placements were read from
-// ended. The placements are plain values, so a Plan made in one bubble
+// and when the run the placements were read from (the configuration with
+// the placed perturbation left out) ended. The placements are plain values, so a Plan made in one bubble
 // gives the same variants of the same configuration compiled in another
 // ([Plan.Variants]), without that run.
 type Plan struct {
 	idx    int // the placed perturbation (-1: none)
 	act    int // the action whose moment is explored (-1: none)
 	placed []Placement
-	// End is the bubble's clock when the run without perturbations ended;
+	// End is the bubble's clock when the run without the placed
+	// perturbation ended;
 	// zero when listing ran nothing (no placed perturbation).
 	End time.Time
 }
@@ -67,8 +68,12 @@ func PlanVariants(ctx context.Context, cfg *Config, bound int) (*Plan, error) {
 	if p.act >= 0 || p.idx < 0 {
 		return p, nil
 	}
+	// The placements are read from the run with every other perturbation
+	// in force: a placed run is that run until its placement applies, so
+	// the k-th write there is the k-th write of the placed run, at the
+	// same time (a window's end falls where it will fall).
 	base := *cfg
-	base.Perturbations = nil
+	base.Perturbations = append(append([]Perturbation{}, cfg.Perturbations[:p.idx]...), cfg.Perturbations[p.idx+1:]...)
 	base.Invariants = nil
 	r, err := Run(ctx, &base, nil)
 	if err != nil {
@@ -77,7 +82,7 @@ func PlanVariants(ctx context.Context, cfg *Config, bound int) (*Plan, error) {
 	p.End = time.Now()
 	p.placed = cfg.Perturbations[p.idx].(Placer).Placements(r, bound)
 	if len(p.placed) == 0 {
-		return nil, fmt.Errorf("perturbation %d (%s) has nowhere to be placed: the run without perturbations made no write it could follow", p.idx, cfg.Perturbations[p.idx].Describe())
+		return nil, fmt.Errorf("perturbation %d (%s) has nowhere to be placed: the run without it made no write it could follow", p.idx, cfg.Perturbations[p.idx].Describe())
 	}
 	return p, nil
 }

@@ -69,3 +69,46 @@ func TestActionMomentSearched(t *testing.T) {
 		}
 	})
 }
+
+// recordingPlacer places a crash of the ticker at each of its writes and
+// keeps the run its placements were read from.
+type recordingPlacer struct {
+	perturb.CrashSearch
+	base **explore.Result
+}
+
+func (r recordingPlacer) Placements(base *explore.Result, bound int) []explore.Placement {
+	*r.base = base
+	return r.CrashSearch.Placements(base, bound)
+}
+
+// TestPlacementsReadWithOtherPerturbations: a placed perturbation's
+// placements are read from the run with the scenario's other
+// perturbations in force (a placed run is that run until its placement
+// applies), not from the run without any.
+func TestPlacementsReadWithOtherPerturbations(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		s := enginetest.Scheme(t)
+		fixed := perturb.Crash{Controller: "ticker", AtRunWrite: 2}
+		var base *explore.Result
+		cfg := &explore.Config{
+			Scenario: "placements-with-others",
+			Cluster:  explore.Cluster{Scheme: s},
+			Controllers: []explore.Controller{{Name: "ticker", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+				return (&sample.Ticker{Client: mgr.GetClient(), Limit: 3}).SetupWithManager(mgr)
+			}}},
+			Objects:       []*unstructured.Unstructured{configMap("tick", map[string]any{"count": "0"})},
+			Perturbations: []explore.Perturbation{fixed, recordingPlacer{CrashSearch: perturb.CrashSearch{Crash: perturb.Crash{Controller: "ticker"}}, base: &base}},
+			Horizon:       time.Minute,
+		}
+		if _, err := explore.Variants(t.Context(), cfg, 0); err != nil {
+			t.Fatal(err)
+		}
+		if base == nil {
+			t.Fatal("the placer was not asked for placements")
+		}
+		if len(base.Applied) != 1 || base.Applied[0].Perturbation != fixed.Describe() || base.Applied[0].Times != 1 {
+			t.Errorf("the listing run's perturbations: %+v; want the fixed crash alone, applied once", base.Applied)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package perturb
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
 )
@@ -82,14 +83,22 @@ func (c Crash) CrashAt(w explore.WriteContext) bool {
 }
 
 // CrashSearch is a crash whose place is searched: one placement at each of
-// the controller's writes in the run without perturbations. When its window
-// opens after a write (from: afterWrite), only the controller's writes made
-// after that write in the unperturbed run are placements — a crash placed
+// the controller's writes in the run without it (the scenario's other
+// perturbations in force: a placed run is that run until the crash). When
+// its window opens after a write (from: afterWrite), only the controller's
+// writes made after that write in that run are placements — a crash placed
 // before the window opens could never apply — so a search can aim at one
 // phase of a run (a deletion, a rollout) without spending its bound on the
-// writes before it. Other window triggers (step, time, a condition) cannot
-// be located in the unperturbed run's write log: every write is a placement,
-// as without a window, and those before the window opens do not apply.
+// writes before it. Likewise, when such a window (or one open from the
+// start) ends after a duration (for), at a time, at a step or after a write
+// (until), the controller's writes after it ends are not placements: a
+// crash placed there would never apply, and its run would be the
+// run without the crash reported as a variant. The writes before the crash
+// are that run's, so where they fall is known exactly. Other window
+// triggers (a step, time or condition to open, a condition to close)
+// cannot be located in its write log: every write from
+// the first the window can hold is a placement, and those outside the
+// window do not apply.
 type CrashSearch struct{ Crash }
 
 var _ explore.Placer = CrashSearch{}
@@ -99,15 +108,17 @@ func (c CrashSearch) Describe() string {
 	d := fmt.Sprintf("crash %s, placement searched over its writes", c.Controller)
 	if c.Win.From != nil && c.Win.From.AfterWrite != nil {
 		d += " " + explore.DescribeWindow(c.Win)
+	} else if c.Win.From == nil && (c.Win.For > 0 || c.Win.Until != nil) {
+		d += " " + explore.DescribeWindow(c.Win)
 	}
 	return d
 }
 
 // Placements implements explore.Placer.
 func (c CrashSearch) Placements(base *explore.Result, bound int) []explore.Placement {
-	first := c.firstInWindow(base)
+	first, last := c.inWindow(base)
 	var out []explore.Placement
-	for k := first; k <= base.Writes[c.Controller]; k++ {
+	for k := first; k <= last; k++ {
 		if bound > 0 && len(out) >= bound {
 			break
 		}
@@ -118,26 +129,64 @@ func (c CrashSearch) Placements(base *explore.Result, bound int) []explore.Place
 	return out
 }
 
-// firstInWindow is the number (1-based, among the controller's writes of
-// the run) of the controller's first write after its window opens in base:
-// 1 without an afterWrite window; past its last write when the window never
-// opens.
-func (c CrashSearch) firstInWindow(base *explore.Result) int {
-	if c.Win.From == nil || c.Win.From.AfterWrite == nil {
-		return 1
+// inWindow returns the numbers (1-based, among the controller's writes of
+// the run) of the controller's first and last writes inside its window in
+// base: first is 1 without an afterWrite start, and past the last write
+// when the window never opens; last is the controller's last write of the
+// run unless the window's end can be located (see CrashSearch).
+func (c CrashSearch) inWindow(base *explore.Result) (first, last int) {
+	all := base.Writes[c.Controller]
+	if c.Win.From != nil && c.Win.From.AfterWrite == nil {
+		return 1, all
 	}
-	ref := *c.Win.From.AfterWrite
-	matched, own := 0, 0
+	opened := c.Win.From == nil
+	var openAt time.Duration
+	matched, untilMatched, own := 0, 0, 0
+	if opened {
+		first = 1
+	}
 	for _, e := range base.WriteLog {
+		if opened && c.closedBy(e, openAt, untilMatched) {
+			return first, own
+		}
 		if e.Controller == c.Controller {
 			own++
 		}
-		if ref.Matches(e) {
+		// An until-write counts the run's writes from its start, as the
+		// explorer's trigger does.
+		if u := c.Win.Until; u != nil && u.AfterWrite != nil && u.AfterWrite.Matches(e) {
+			untilMatched++
+		}
+		if !opened && c.Win.From.AfterWrite.Matches(e) {
 			matched++
-			if matched == ref.N {
-				return own + 1
+			if matched == c.Win.From.AfterWrite.N {
+				opened, openAt, first = true, e.At, own+1
 			}
 		}
 	}
-	return own + 1
+	if !opened {
+		// The window never opens: no placement.
+		return own + 1, own
+	}
+	return first, all
+}
+
+// closedBy reports whether the window, open since openAt, has closed by
+// the time of write e (an until-write's own write is inside it: the window
+// closes right after it).
+func (c CrashSearch) closedBy(e explore.WriteEvent, openAt time.Duration, untilMatched int) bool {
+	if c.Win.For > 0 && e.At >= openAt+c.Win.For {
+		return true
+	}
+	if u := c.Win.Until; u != nil {
+		switch {
+		case u.AfterWrite != nil:
+			return untilMatched >= u.AfterWrite.N
+		case u.Time != nil:
+			return e.At >= *u.Time
+		case u.Step != nil:
+			return e.Step >= *u.Step
+		}
+	}
+	return false
 }

@@ -161,18 +161,27 @@ func TestCrashPlacementsInWindow(t *testing.T) {
 	cm := schema.GroupKind{Kind: "ConfigMap"}
 	base := &explore.Result{
 		Writes: map[string]int{"a": 4, "b": 1},
+		// One write a second, step k at k seconds.
 		WriteLog: []explore.WriteEvent{
-			{Controller: "a", Kind: cm, Verb: "create"},
-			{Controller: "a", Kind: cm, Verb: "patch"},
-			{Controller: explore.UserWriter, Kind: cm, Verb: "delete"},
-			{Controller: "b", Kind: cm, Verb: "patch"},
-			{Controller: "a", Kind: cm, Verb: "patch", Sub: "status"},
-			{Controller: "a", Kind: cm, Verb: "delete"},
+			{Step: 1, At: 1 * time.Second, Controller: "a", Kind: cm, Verb: "create"},
+			{Step: 2, At: 2 * time.Second, Controller: "a", Kind: cm, Verb: "patch"},
+			{Step: 3, At: 3 * time.Second, Controller: explore.UserWriter, Kind: cm, Verb: "delete"},
+			{Step: 4, At: 4 * time.Second, Controller: "b", Kind: cm, Verb: "patch"},
+			{Step: 5, At: 5 * time.Second, Controller: "a", Kind: cm, Verb: "patch", Sub: "status"},
+			{Step: 6, At: 6 * time.Second, Controller: "a", Kind: cm, Verb: "delete"},
 		},
 	}
 	after := func(ref explore.WriteRef) explore.Window {
 		return explore.Window{From: &explore.Trigger{AfterWrite: &ref}}
 	}
+	userDelete := explore.WriteRef{Controller: explore.UserWriter, Verb: "delete", N: 1}
+	afterFor := func(ref explore.WriteRef, d time.Duration) explore.Window {
+		w := after(ref)
+		w.For = d
+		return w
+	}
+	two, five := 2*time.Second, 5
+	bWrite := explore.WriteRef{Controller: "b", N: 1}
 	for _, tc := range []struct {
 		name  string
 		win   explore.Window
@@ -186,6 +195,17 @@ func TestCrashPlacementsInWindow(t *testing.T) {
 		{"after b's write (a user's write does not count)", after(explore.WriteRef{N: 3}), 0, []int{3, 4}},
 		{"a window that never opens", after(explore.WriteRef{Controller: explore.UserWriter, N: 2}), 0, nil},
 		{"a step window: every write", explore.Window{From: &explore.Trigger{Step: new(int)}}, 0, []int{1, 2, 3, 4}},
+		// A window's end, where it can be located: the writes after it are
+		// not placements (a crash there would never apply).
+		{"after the user's delete, for 2s: closed at 5s, before a's next write", afterFor(userDelete, 2*time.Second), 0, nil},
+		{"after the user's delete, for 3s: a's write at 5s, not the one at 6s", afterFor(userDelete, 3*time.Second), 0, []int{3}},
+		{"after the user's delete, for 30s: to the end", afterFor(userDelete, 30*time.Second), 0, []int{3, 4}},
+		{"from the start, for 2s", explore.Window{For: 2 * time.Second}, 0, []int{1}},
+		{"from the start until 2s", explore.Window{Until: &explore.Trigger{Time: &two}}, 0, []int{1}},
+		{"from the start until step 5", explore.Window{Until: &explore.Trigger{Step: &five}}, 0, []int{1, 2}},
+		{"from the start until after b's write", explore.Window{Until: &explore.Trigger{AfterWrite: &bWrite}}, 0, []int{1, 2}},
+		{"after the user's delete until after b's write", explore.Window{From: &explore.Trigger{AfterWrite: &userDelete}, Until: &explore.Trigger{AfterWrite: &bWrite}}, 0, nil},
+		{"a step window ending after 2s: every write (its start cannot be located)", explore.Window{From: &explore.Trigger{Step: new(int)}, For: 2 * time.Second}, 0, []int{1, 2, 3, 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cr := perturb.CrashSearch{Crash: perturb.Crash{Controller: "a", Win: tc.win}}

@@ -154,8 +154,8 @@ func (s Staleness) NextVisible(t time.Time) (time.Time, bool) {
 }
 
 // StalenessSearch is a staleness whose window's start is searched: one
-// placement after each write of the run without perturbations, by any
-// controller or user action.
+// placement after each write of the run without it (the scenario's other
+// perturbations in force), by any controller or user action.
 type StalenessSearch struct{ Staleness }
 
 var _ explore.Placer = StalenessSearch{}
