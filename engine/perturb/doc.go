@@ -17,8 +17,15 @@
 // never goes back (staleness holds a view back, dropEvents moves the cache
 // without telling handlers). A crash aborts a reconcile before a write
 // reaches the server, then restarts the controller as a new process would
-// start: fresh reconciler, empty queue, informers re-listed. Ordering only
-// reorders steps the real workqueues could have run in either order.
+// start: fresh reconciler, empty queue, informers re-listed. A restarted
+// process's informers list at the view the staleness in force allows (never
+// before the revision its window opened at): what a new process gets when
+// its initial list is served by a watch cache that lags (client-go's
+// reflector lists at resourceVersion 0 when the server does not serve
+// watch-list, kube-apiserver 1.33's default and older releases), or what a
+// standby's caches show when it takes the lead. Without staleness in force
+// a restart lists the newest state. Ordering only reorders steps the real
+// workqueues could have run in either order.
 //
 // A perturbation that cannot apply is an error, not a no-op: its fields
 // are checked against the project's controllers and served kinds, and a
