@@ -305,6 +305,42 @@ func runVariant(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *find
 	return res
 }
 
+// replay replays the recorded trace rec (whose bytes are recorded) alone in
+// a bubble, as reproduce and verify do, and says how it differs: "" when the
+// replay agrees byte for byte and gives the primary run's expected verdict.
+func replay(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, rec *trace.Trace, recorded []byte, primaryList *listing) (replayed []byte, mismatch string) {
+	t.Helper()
+	Bubble(t, scn.Search.Seed, func(t *testing.T) {
+		o := opts(f.Primary)
+		o.Mode, o.Replay, o.Variant = "replay", rec, rec.Header.Variant
+		out, err := engine.Run(t.Context(), scn, p, primaryList.options(t, o))
+		if err != nil {
+			mismatch = "harness error: " + err.Error()
+			return
+		}
+		ro := out.Runs[0]
+		replayed = ro.Trace
+		if d := out.ReplayDivergence; d != nil {
+			mismatch = fmt.Sprintf("the controller now behaves differently from the trace at step %d: %s", d.Step, d.Reason)
+			return
+		}
+		fails, ev, err := verdictOf(ro, f.Oracle)
+		if err != nil {
+			mismatch = err.Error()
+			return
+		}
+		if (f.Primary.Expect == "fails") != fails {
+			mismatch = fmt.Sprintf("oracle %s was expected to %s but %s (%s)", f.Oracle, strings.TrimSuffix(f.Primary.Expect, "s"),
+				verb(fails), ev)
+			return
+		}
+		if !bytes.Equal(replayed, recorded) {
+			mismatch = "the replayed trace is not byte-identical to the recorded one: " + firstDiff(recorded, replayed)
+		}
+	})
+	return replayed, mismatch
+}
+
 func opts(r finding.Run) engine.Options {
 	return engine.Options{Label: r.Label, DropPerturbations: r.DropPerturbations, DropActions: r.DropActions, Ablations: r.Ablations, Variant: r.Variant}
 }
@@ -369,6 +405,20 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 				t.Fatalf("%s: not recorded: the primary run claims every variant, %d/%d agree: %s", f.ID, ok, n, problem)
 			}
 		}
+		// What is recorded must replay: a run of a random or DFS search
+		// starts where the runs before it in its bubble left the global
+		// random sources, which a replay, alone in a bubble, does not.
+		if !oneRunPerVariant(scn) {
+			rec, err := trace.Read(bytes.NewReader(tr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, mismatch := replay(t, scn, p, f, rec, tr, primaryList); mismatch != "" {
+				t.Fatalf("%s: not recorded: the run of the %s search that gives the expected verdict does not replay alone (%s); "+
+					"a run other than the search's first starts where the runs before it left the global random sources: "+
+					"choose a seed whose first run shows the verdict", f.ID, scn.Search.Mode, mismatch)
+			}
+		}
 		if err := os.WriteFile(f.Abs(f.Trace), tr, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -423,36 +473,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		t.Fatal(err)
 	}
 	recorded, _ := os.ReadFile(f.Abs(f.Trace))
-	var replayed []byte
-	mismatch := ""
-	Bubble(t, seed, func(t *testing.T) {
-		o := opts(f.Primary)
-		o.Mode, o.Replay, o.Variant = "replay", rec, rec.Header.Variant
-		out, err := engine.Run(t.Context(), scn, p, primaryList.options(t, o))
-		if err != nil {
-			mismatch = "harness error: " + err.Error()
-			return
-		}
-		ro := out.Runs[0]
-		replayed = ro.Trace
-		if d := out.ReplayDivergence; d != nil {
-			mismatch = fmt.Sprintf("the controller now behaves differently from the trace at step %d: %s", d.Step, d.Reason)
-			return
-		}
-		fails, ev, err := verdictOf(ro, f.Oracle)
-		if err != nil {
-			mismatch = err.Error()
-			return
-		}
-		if (f.Primary.Expect == "fails") != fails {
-			mismatch = fmt.Sprintf("oracle %s was expected to %s but %s (%s)", f.Oracle, strings.TrimSuffix(f.Primary.Expect, "s"),
-				verb(fails), ev)
-			return
-		}
-		if !bytes.Equal(replayed, recorded) {
-			mismatch = "the replayed trace is not byte-identical to the recorded one: " + firstDiff(recorded, replayed)
-		}
-	})
+	replayed, mismatch := replay(t, scn, p, f, rec, recorded, primaryList)
 	// The recorded trace is one variant; a claim about every variant is
 	// checked by running them all afresh.
 	variants := ""

@@ -40,8 +40,11 @@ func sampleProject(t *testing.T) *engine.Project {
 			return (&sample.Counter{Client: mgr.GetClient(), Name: name, Step: step}).SetupWithManager(mgr)
 		}}
 	}
+	namer := explore.Controller{Name: "namer", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+		return (&sample.Namer{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	}}
 	return &engine.Project{Name: "sample", Cluster: explore.Cluster{Scheme: enginetest.Scheme(t)},
-		Controllers: []explore.Controller{counter("a", 1), counter("b", 10)}}
+		Controllers: []explore.Controller{counter("a", 1), counter("b", 10), namer}}
 }
 
 // The sample scenario: two counters, counter-a's ConfigMap cache frozen
@@ -184,6 +187,80 @@ func TestFindings(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestFindingsRecordReplaysAlone: a finding on a random search records
+// its run only if that run replays alone in a bubble, as reproduce and
+// verify will replay it. The namer draws a name from the global util/rand
+// source, so the search's second run, which starts where the first left
+// that source, does not replay alone: a finding whose oracle holds only
+// there (that the name differs from the first run's) is refused, naming why,
+// while one on the first run is recorded. (Without the check the second
+// run was recorded and every reproduce then failed at the namer's patch.)
+func TestFindingsRecordReplaysAlone(t *testing.T) {
+	root := t.TempDir()
+	scn := `{
+  "name": "counter", "project": "sample", "controllers": ["counter-b", "counter-a", "namer"],
+  "objects": [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"count": "0"}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-a", "namespace": "default"}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-b", "namespace": "default"}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "named", "namespace": "default"}},
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+     "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+  ],
+  "perturbations": [{"type": "ordering", "controllers": ["counter-a", "counter-b"]}],
+  "search": {"mode": "random", "trials": 2, "seed": 1, "horizon": "1m"},
+  "oracles": [
+    {"name": "counted", "type": "cel", "expr": "has(object('apps/v1', 'Deployment', 'default', 'd').metadata.generation) && object('v1', 'ConfigMap', 'default', 'counter').data['count'] == '11'"},
+    {"name": "named-as-first", "type": "cel", "expr": "object('v1', 'ConfigMap', 'default', 'named').data['name'] == 'FIRST'"}
+  ]
+}`
+	finding := func(id, oracle string) {
+		f := strings.Replace(sampleFinding(id, oracle, ""), "perturbations: [staleness]", "perturbations: [ordering]", 1)
+		f = strings.ReplaceAll(f, "variant: staleness after write 1, ", "")
+		put(t, filepath.Join(root, "findings", "sample", id+".md"), f)
+	}
+	// The first run's name, from a finding recorded on it.
+	put(t, filepath.Join(root, "scenarios", "sample", "counter.json"), scn)
+	finding("sample-f5", "counted")
+	if out, err := child(t, root, "record"); err != nil {
+		t.Fatalf("record: %v\n%s", err, out)
+	}
+	first := regexp.MustCompile(`"name":"(n-[a-z0-9]{5})"`).FindStringSubmatch(read(t, filepath.Join(root, "findings", "sample", "sample-f5.trace.jsonl")))
+	if first == nil {
+		t.Fatal("the namer wrote no name in the first run")
+	}
+	put(t, filepath.Join(root, "scenarios", "sample", "counter.json"), strings.Replace(scn, "FIRST", first[1], 1))
+	// A finding that the name differs from the first run's: the second
+	// run is the first that shows it.
+	finding("sample-f4", "named-as-first")
+	f4 := filepath.Join(root, "findings", "sample", "sample-f4.md")
+	put(t, f4, strings.NewReplacer("status: refuted", "status: reproduces",
+		"primary: {label: faithful, expect: holds}", "primary: {label: faithful, expect: fails}",
+		"control: {label: ablated, ablations: [generation], expect: fails}", "control: {label: control, dropPerturbations: true, expect: holds}").Replace(read(t, f4)))
+	out, err := child(t, root, "record")
+	if err == nil {
+		t.Errorf("record passed with a run that does not replay alone:\n%s", out)
+	}
+	for _, re := range []string{`(?m)^sample-f5: recorded findings/sample/sample-f5.trace.jsonl`,
+		`sample-f4: not recorded: the run of the random search that gives the expected verdict does not replay alone \(.+\); .*choose a seed whose first run shows the verdict`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("record output lacks %s:\n%s", re, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "findings", "sample", "sample-f4.trace.jsonl")); err == nil {
+		t.Errorf("sample-f4's trace was written")
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestFindingsPlannedClock: a variant run from the listing (plan.go)
