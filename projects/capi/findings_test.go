@@ -7,7 +7,7 @@ import (
 )
 
 // TestFindings re-verifies every capi finding (see enginetest.Findings for
-// the modes: reproduce, verify, record, bump): capi-1 and capi-2.
+// the modes: reproduce, verify, record, bump): capi-1, capi-2, capi-3.
 func TestFindings(t *testing.T) {
 	p, err := Project()
 	if err != nil {
