@@ -7,7 +7,7 @@ import (
 )
 
 // TestFindings re-verifies every capi finding (see enginetest.Findings for
-// the modes: reproduce, verify, record, bump): capi-1, capi-2, capi-3.
+// the modes: reproduce, verify, record, bump): capi-1 to capi-4.
 func TestFindings(t *testing.T) {
 	p, err := Project()
 	if err != nil {
