@@ -32,16 +32,16 @@ func Variants(ctx context.Context, cfg *Config, bound int) ([]Variant, error) {
 // A Plan is what listing a configuration's variants learnt: which
 // perturbation is placed (or which action's moment is explored) and where,
 // and when the run the placements were read from (the configuration with
-// the placed perturbation left out) ended. The placements are plain values, so a Plan made in one bubble
-// gives the same variants of the same configuration compiled in another
-// ([Plan.Variants]), without that run.
+// the placed perturbation left out) ended. The placements are plain
+// values, so a Plan made in one bubble gives the same variants of the same
+// configuration compiled in another ([Plan.Variants]), without that run.
 type Plan struct {
 	idx    int // the placed perturbation (-1: none)
 	act    int // the action whose moment is explored (-1: none)
 	placed []Placement
 	// End is the bubble's clock when the run without the placed
-	// perturbation ended;
-	// zero when listing ran nothing (no placed perturbation).
+	// perturbation ended; zero when listing ran nothing (no placed
+	// perturbation).
 	End time.Time
 }
 

@@ -54,8 +54,8 @@ type flight struct {
 // call runs the Reconcile, catching panics (the injected crash among them).
 func (f *flight) call(w *world) {
 	// Only a bubble has sync points to tell this goroutine apart at
-	// (syncpoint.go); reading its id costs a stack dump, most of a reading
-	// step outside one (BenchmarkStepRead).
+	// (syncpoint.go); reading its id costs a stack dump per step, which
+	// runs outside a bubble (benchmarks) need not pay.
 	var id uint64
 	if w.bubble {
 		id = goid()

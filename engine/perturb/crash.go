@@ -106,9 +106,9 @@ var _ explore.Placer = CrashSearch{}
 // Describe implements explore.Perturbation.
 func (c CrashSearch) Describe() string {
 	d := fmt.Sprintf("crash %s, placement searched over its writes", c.Controller)
-	if c.Win.From != nil && c.Win.From.AfterWrite != nil {
-		d += " " + explore.DescribeWindow(c.Win)
-	} else if c.Win.From == nil && (c.Win.For > 0 || c.Win.Until != nil) {
+	// The window bounds the placements only where it can be located in
+	// the run's writes (inWindow): say so only then.
+	if c.Win.From != nil && c.Win.From.AfterWrite != nil || c.Win.From == nil && (c.Win.For > 0 || c.Win.Until != nil) {
 		d += " " + explore.DescribeWindow(c.Win)
 	}
 	return d
