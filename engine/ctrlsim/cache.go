@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -569,6 +570,8 @@ func (i *Informer) convert(u *unstructured.Unstructured) (runtime.Object, error)
 	return ro, nil
 }
 
+// convertForm hands out u, a stored version (the informer's list or
+// events), in the informer's form.
 func (i *Informer) convertForm(u *unstructured.Unstructured) (runtime.Object, error) {
 	switch i.Form {
 	case Unstructured:
@@ -577,11 +580,12 @@ func (i *Informer) convertForm(u *unstructured.Unstructured) (runtime.Object, er
 		p := &metav1.PartialObjectMetadata{}
 		return p, replaceWith(u, p, i.GVK)
 	}
-	obj, err := i.cache.client.env.Scheme.New(i.GVK)
+	env := i.cache.client.env
+	proto, err := env.Scheme.New(i.GVK)
 	if err != nil {
 		return nil, err
 	}
-	return obj, replaceWith(u, obj, i.GVK)
+	return env.typedCopy(u, i.GVK, reflect.TypeOf(proto))
 }
 
 // Pos returns the revision the informer shows (its cache's position for

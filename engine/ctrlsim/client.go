@@ -142,12 +142,12 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 				return err
 			}
 			op.CurrentRV = c.currentRV(gvk, key.Namespace, key.Name)
-			u, rev, err := c.env.Server.PeekAt(apiserver.Request{GVK: gvk, Namespace: key.Namespace, Name: key.Name}, op.ViewRev)
+			u, _, err := c.env.Server.PeekAt(apiserver.Request{GVK: gvk, Namespace: key.Namespace, Name: key.Name}, op.ViewRev)
 			if err != nil {
 				return err
 			}
 			op.ObservedRV = u.GetResourceVersion()
-			return c.env.readInto(u, rev, obj, gvk)
+			return c.env.readInto(u, obj, gvk)
 		}
 		u, err := c.env.Server.Get(apiserver.Request{GVK: gvk, Namespace: key.Namespace, Name: key.Name})
 		if err != nil {
@@ -224,7 +224,7 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 			items = items[:lo.Limit]
 		}
 		op.Items = len(items)
-		if err := fillList(c.env.Scheme, list, gvk, items, rv); err != nil {
+		if err := c.env.fillList(list, gvk, items, rv); err != nil {
 			return err
 		}
 		if lm, err := meta.ListAccessor(list); err == nil {

@@ -97,7 +97,7 @@ func replaceWith(u *unstructured.Unstructured, obj runtime.Object, gvk schema.Gr
 	return nil
 }
 
-func fillList(scheme *runtime.Scheme, list client.ObjectList, gvk schema.GroupVersionKind, items []*unstructured.Unstructured, rv string) error {
+func (e *Env) fillList(list client.ObjectList, gvk schema.GroupVersionKind, items []*unstructured.Unstructured, rv string) error {
 	switch l := list.(type) {
 	case *unstructured.UnstructuredList:
 		l.Items = nil
@@ -118,13 +118,14 @@ func fillList(scheme *runtime.Scheme, list client.ObjectList, gvk schema.GroupVe
 		l.ResourceVersion = rv
 		return nil
 	}
+	proto, err := e.Scheme.New(gvk)
+	if err != nil {
+		return err
+	}
 	var objs []runtime.Object
-	for _, it := range items {
-		obj, err := scheme.New(gvk)
+	for _, it := range items { // stored versions
+		obj, err := e.typedCopy(it, gvk, reflect.TypeOf(proto))
 		if err != nil {
-			return err
-		}
-		if err := replaceWith(it, obj, gvk); err != nil {
 			return err
 		}
 		objs = append(objs, obj)
