@@ -24,6 +24,10 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 	}
 	cfg := &explore.Config{Scenario: scn.Name, Run: opts.Label, Cluster: p.Cluster, MaxSteps: scn.Search.MaxSteps,
 		Horizon: scn.Search.Horizon.Duration, Seed: scn.Search.Seed, Upstream: p.Upstream}
+	if cfg.Cluster.Image == nil {
+		// The project's runs in this process share booted servers.
+		cfg.Cluster.Image = &p.image
+	}
 	for _, name := range append(append([]string{}, scn.Ablations...), opts.Ablations...) {
 		if err := cfg.Cluster.Ablations.Set(name); err != nil {
 			return nil, nil, errf("ablations", "%v", err)

@@ -32,6 +32,10 @@ type Project struct {
 	// blocked is not a deadlock (enginetest.RegisterImmortal).
 	Immortal []string
 
+	// image keeps the servers the project's runs boot to (Compile gives
+	// it to each run's Cluster unless the harness set one).
+	image explore.BootImage
+
 	kindsOnce sync.Once
 	kinds     []schema.GroupVersionKind
 	kindsErr  error

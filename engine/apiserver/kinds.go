@@ -186,8 +186,8 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 	if k.Namespaced {
 		scope = meta.RESTScopeNamespace
 	}
-	s.mapper.AddSpecific(k.GVK, k.GVK.GroupVersion().WithResource(k.Resource),
-		k.GVK.GroupVersion().WithResource(strings.ToLower(k.GVK.Kind)), scope)
+	s.addMapping(mapping{kind: k.GVK, plural: k.GVK.GroupVersion().WithResource(k.Resource),
+		singular: k.GVK.GroupVersion().WithResource(strings.ToLower(k.GVK.Kind)), scope: scope})
 	if old, ok := s.kinds[k.GVK.GroupKind()]; ok {
 		k.ServedSince = old.ServedSince
 	} else {
@@ -198,7 +198,7 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 	// from, also maps "<Kind>List" with the kind's scope: upstream code asks
 	// the mapper whether a list type is namespaced (e.g. Cluster API's
 	// util.ClusterToTypedObjectsMapper with a MachineList).
-	s.mapper.Add(k.GVK.GroupVersion().WithKind(k.GVK.Kind+"List"), scope)
+	s.addMapping(mapping{kind: k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"), scope: scope})
 	s.kinds[k.GVK.GroupKind()] = k
 	return nil
 }

@@ -54,14 +54,20 @@ type Options struct {
 
 // Server is the simulated kube-apiserver. It is not safe for concurrent use.
 type Server struct {
-	scheme    *runtime.Scheme
-	clock     func() time.Time
-	ablate    Ablations
-	store     *store.Store
-	kinds     map[schema.GroupKind]*Kind
-	mapper    *meta.DefaultRESTMapper
+	scheme *runtime.Scheme
+	clock  func() time.Time
+	ablate Ablations
+	store  *store.Store
+	kinds  map[schema.GroupKind]*Kind
+	mapper *meta.DefaultRESTMapper
+	// mappings are what mapper was told, in order (a DefaultRESTMapper
+	// cannot be copied: Clone tells a new one the same).
+	mappings  []mapping
 	scaleFM   *managedfields.FieldManager
 	uidSeq    int
+	// randDraws counts the field manager's draws from math/rand's global
+	// source (one per create: trackUpdate).
+	randDraws int
 	nameSeq   int
 	observers []func(Write)
 	// notified is the store revision the last notified write left: the

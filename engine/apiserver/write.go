@@ -169,6 +169,12 @@ func (s *Server) trackUpdate(k *Kind, sub string, live, obj *unstructured.Unstru
 		live = &unstructured.Unstructured{}
 		live.SetGroupVersionKind(k.GVK)
 	}
+	if len(live.GetManagedFields()) == 0 && live.GetUID() == "" {
+		// The field manager draws from math/rand's global source once
+		// for a create (skipNonAppliedManager: tracking starts on create
+		// with a probability, 1 here); Clone draws as often.
+		s.randDraws++
+	}
 	liveT, err := s.typed(k, live)
 	if err != nil {
 		return nil, err

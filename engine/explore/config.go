@@ -31,6 +31,9 @@ type Cluster struct {
 	// Install serves the kinds the controllers need (CRDs) on a new server.
 	Install   func(srv *apiserver.Server) error
 	Ablations apiserver.Ablations
+	// Image, if set, keeps booted servers for the runs of this Cluster
+	// (see BootImage). nil: every run boots afresh.
+	Image *BootImage
 }
 
 // WriteRef matches the n-th successful write (1-based) by a controller,

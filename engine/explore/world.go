@@ -192,14 +192,9 @@ func (w *world) now() time.Duration { return time.Since(w.start) }
 func fmtDur(d time.Duration) string { return d.Round(time.Microsecond).String() }
 
 func (w *world) boot() error {
-	srv, err := apiserver.New(apiserver.Options{Scheme: w.cfg.Cluster.Scheme, Ablations: w.cfg.Cluster.Ablations})
+	srv, err := w.cfg.Cluster.Image.boot(w.cfg.Cluster)
 	if err != nil {
 		return err
-	}
-	if w.cfg.Cluster.Install != nil {
-		if err := w.cfg.Cluster.Install(srv); err != nil {
-			return fmt.Errorf("installing kinds: %w", err)
-		}
 	}
 	w.srv = srv
 	w.env = ctrlsim.NewEnv(srv)

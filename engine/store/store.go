@@ -352,3 +352,69 @@ func (s *Store) TimeOf(rev int64) time.Time {
 	}
 	return s.log[rev-1].Time
 }
+
+// Retime moves the store's past by d: each event's time, and each stored
+// version's content as retime returns it (nil: unchanged). It is for a
+// clone whose content was written at another instant (apiserver.Clone);
+// the epoch does not change, as the content is what a store written at the
+// new instant would hold.
+func (s *Store) Retime(d time.Duration, retime func(*unstructured.Unstructured) *unstructured.Unstructured) {
+	done := map[*unstructured.Unstructured]*unstructured.Unstructured{}
+	redo := func(o *unstructured.Unstructured) *unstructured.Unstructured {
+		if o == nil {
+			return nil
+		}
+		if n, ok := done[o]; ok {
+			return n
+		}
+		n := retime(o)
+		if n == nil {
+			n = o
+		}
+		done[o] = n
+		return n
+	}
+	for _, h := range s.history {
+		for i := range h {
+			h[i].obj = redo(h[i].obj)
+		}
+	}
+	for i := range s.log {
+		s.log[i].Time = s.log[i].Time.Add(d)
+		s.log[i].Object = redo(s.log[i].Object)
+		s.log[i].Prev = redo(s.log[i].Prev)
+	}
+}
+
+// Instant returns the time every event in the log was written at, if they
+// were all written at one (and there is at least one).
+func (s *Store) Instant() (time.Time, bool) {
+	if len(s.log) == 0 {
+		return time.Time{}, false
+	}
+	at := s.log[0].Time
+	for _, ev := range s.log[1:] {
+		if !ev.Time.Equal(at) {
+			return time.Time{}, false
+		}
+	}
+	return at, true
+}
+
+// Clone returns a store holding what s holds, stamping its new events with
+// clock. Stored versions are shared, not copied: the store never modifies
+// one once stored (Redecode replaces them), and readers must not either.
+func (s *Store) Clone(clock func() time.Time) *Store {
+	if clock == nil {
+		clock = time.Now
+	}
+	c := &Store{rev: s.rev, epoch: s.epoch, clock: clock, log: slices.Clone(s.log),
+		history: make(map[Key][]version, len(s.history)), byKind: make(map[schema.GroupKind][]Key, len(s.byKind))}
+	for k, h := range s.history {
+		c.history[k] = slices.Clone(h)
+	}
+	for gk, keys := range s.byKind {
+		c.byKind[gk] = slices.Clone(keys)
+	}
+	return c
+}
