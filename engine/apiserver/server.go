@@ -62,9 +62,9 @@ type Server struct {
 	mapper *meta.DefaultRESTMapper
 	// mappings are what mapper was told, in order (a DefaultRESTMapper
 	// cannot be copied: Clone tells a new one the same).
-	mappings  []mapping
-	scaleFM   *managedfields.FieldManager
-	uidSeq    int
+	mappings []mapping
+	scaleFM  *managedfields.FieldManager
+	uidSeq   int
 	// randDraws counts the field manager's draws from math/rand's global
 	// source (one per create: trackUpdate).
 	randDraws int
