@@ -157,7 +157,7 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 		if _, ok := obj.(*metav1.PartialObjectMetadata); ok {
 			return replaceWith(u, obj, gvk)
 		}
-		return decodeInto(u, obj)
+		return c.env.decodeStored(u, obj, gvk)
 	})
 }
 
@@ -255,7 +255,10 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 		}
 		op.Name = out.GetName()
 		op.RVAfter = out.GetResourceVersion()
-		return decodeInto(out, obj)
+		if len(co.DryRun) > 0 {
+			return decodeInto(out, obj) // not stored
+		}
+		return c.env.decodeStored(out, obj, gvk)
 	})
 }
 
@@ -289,7 +292,10 @@ func (c *Client) update(ctx context.Context, obj client.Object, sub, fieldManage
 			return err
 		}
 		op.RVAfter = out.GetResourceVersion()
-		return decodeInto(out, obj)
+		if dryRun {
+			return decodeInto(out, obj) // not stored
+		}
+		return c.env.decodeStored(out, obj, gvk)
 	})
 }
 
@@ -329,7 +335,10 @@ func (c *Client) patch(ctx context.Context, obj, body client.Object, sub string,
 			return err
 		}
 		op.RVAfter = out.GetResourceVersion()
-		return decodeInto(out, body)
+		if len(po.DryRun) > 0 {
+			return decodeInto(out, body) // not stored
+		}
+		return c.env.decodeStored(out, body, gvk)
 	})
 }
 

@@ -21,10 +21,11 @@ import (
 // object and Go type, the last stored version converted, and hands out deep
 // copies of it. The answer is the same either way.
 //
-// Only stored versions go through it (store reads and store events: their
-// content is fixed by the revision that wrote them and the store's epoch),
-// never a write's response, which for a dry run is not stored and carries
-// the stored version's resourceVersion.
+// Only stored versions go through it (store reads, store events, and the
+// responses of writes that were stored: their content is fixed by the
+// revision that wrote them and the store's epoch), never a dry run's
+// response, which is not stored and carries the stored version's
+// resourceVersion.
 
 // typedKey names an object as read as one Go type.
 type typedKey struct {
@@ -108,4 +109,18 @@ func (e *Env) readInto(u *unstructured.Unstructured, obj runtime.Object, gvk sch
 	}
 	v.Elem().Set(reflect.ValueOf(c).Elem())
 	return nil
+}
+
+// decodeStored is decodeInto for a server response that is a stored
+// version of obj's kind gvk (a read, or a write that was not a dry run):
+// typed objects go through the memo.
+func (e *Env) decodeStored(u *unstructured.Unstructured, obj runtime.Object, gvk schema.GroupVersionKind) error {
+	if u.GroupVersionKind() != gvk {
+		return decodeInto(u, obj)
+	}
+	switch obj.(type) {
+	case *unstructured.Unstructured, *metav1.PartialObjectMetadata:
+		return decodeInto(u, obj)
+	}
+	return e.readInto(u, obj, gvk)
 }
