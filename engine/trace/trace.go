@@ -187,6 +187,8 @@ type Trace struct {
 type Writer struct {
 	buf bytes.Buffer
 	enc *json.Encoder
+	// line is appendStep's scratch buffer.
+	line []byte
 }
 
 // NewWriter returns an in-memory trace writer.
@@ -198,7 +200,22 @@ func NewWriter() *Writer {
 }
 
 // Write appends one record.
-func (w *Writer) Write(rec any) error { return w.enc.Encode(rec) }
+func (w *Writer) Write(rec any) error {
+	switch s := rec.(type) {
+	case *Step:
+		if s == nil {
+			break
+		}
+		w.line = appendStep(w.line[:0], s)
+		w.buf.Write(w.line)
+		return nil
+	case Step:
+		w.line = appendStep(w.line[:0], &s)
+		w.buf.Write(w.line)
+		return nil
+	}
+	return w.enc.Encode(rec)
+}
 
 // Bytes returns the trace so far.
 func (w *Writer) Bytes() []byte { return w.buf.Bytes() }
