@@ -1,13 +1,11 @@
 package oracle
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // Records are the facts of one run that the oracles judge. The engine
@@ -51,14 +49,13 @@ type EndState struct {
 func (f EndState) State() (State, error) {
 	s := State{Step: f.Step, Time: f.Time}
 	for _, o := range f.Objects {
-		data, err := json.Marshal(o)
+		// As a JSON round trip leaves it (asDecoded), sharing what it
+		// leaves unchanged: predicates only read.
+		v, _, err := asDecoded(o)
 		if err != nil {
 			return State{}, err
 		}
-		m := map[string]any{}
-		if err := utiljson.Unmarshal(data, &m); err != nil {
-			return State{}, err
-		}
+		m, _ := v.(map[string]any)
 		s.Objects = append(s.Objects, &unstructured.Unstructured{Object: m})
 	}
 	return s, nil
