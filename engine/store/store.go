@@ -167,24 +167,38 @@ func (s *Store) Peek(key Key, atRev int64) (*unstructured.Unstructured, int64, b
 // versions changed; if any did, Epoch advances. Objects handed out before
 // keep their old content, as clients keep what they decoded before.
 func (s *Store) Redecode(gk schema.GroupKind, decode func(*unstructured.Unstructured) *unstructured.Unstructured) int {
-	replaced := map[*unstructured.Unstructured]*unstructured.Unstructured{}
+	changed := s.rewrite(func(k Key) bool { return k.GroupKind == gk }, decode)
+	if changed > 0 {
+		s.epoch++
+	}
+	return changed
+}
+
+// rewrite replaces the stored versions of the keys in, in the history and
+// the log, by what fn returns for each (nil: unchanged; a version shared by
+// history and log is rewritten once), and returns how many versions of the
+// history changed.
+func (s *Store) rewrite(in func(Key) bool, fn func(*unstructured.Unstructured) *unstructured.Unstructured) int {
+	done := map[*unstructured.Unstructured]*unstructured.Unstructured{}
 	redo := func(o *unstructured.Unstructured) *unstructured.Unstructured {
 		if o == nil {
 			return nil
 		}
-		if n, ok := replaced[o]; ok {
+		if n, ok := done[o]; ok {
 			return n
 		}
-		n := decode(o)
+		n := fn(o)
 		if n == nil {
 			n = o
 		}
-		replaced[o] = n
+		done[o] = n
 		return n
 	}
 	changed := 0
-	for _, key := range s.byKind[gk] {
-		h := s.history[key]
+	for key, h := range s.history {
+		if !in(key) {
+			continue
+		}
 		for i := range h {
 			if n := redo(h[i].obj); n != h[i].obj {
 				h[i].obj = n
@@ -193,14 +207,11 @@ func (s *Store) Redecode(gk schema.GroupKind, decode func(*unstructured.Unstruct
 		}
 	}
 	for i := range s.log {
-		if s.log[i].Key.GroupKind != gk {
+		if !in(s.log[i].Key) {
 			continue
 		}
 		s.log[i].Object = redo(s.log[i].Object)
 		s.log[i].Prev = redo(s.log[i].Prev)
-	}
-	if changed > 0 {
-		s.epoch++
 	}
 	return changed
 }
@@ -359,30 +370,9 @@ func (s *Store) TimeOf(rev int64) time.Time {
 // the epoch does not change, as the content is what a store written at the
 // new instant would hold.
 func (s *Store) Retime(d time.Duration, retime func(*unstructured.Unstructured) *unstructured.Unstructured) {
-	done := map[*unstructured.Unstructured]*unstructured.Unstructured{}
-	redo := func(o *unstructured.Unstructured) *unstructured.Unstructured {
-		if o == nil {
-			return nil
-		}
-		if n, ok := done[o]; ok {
-			return n
-		}
-		n := retime(o)
-		if n == nil {
-			n = o
-		}
-		done[o] = n
-		return n
-	}
-	for _, h := range s.history {
-		for i := range h {
-			h[i].obj = redo(h[i].obj)
-		}
-	}
+	s.rewrite(func(Key) bool { return true }, retime)
 	for i := range s.log {
 		s.log[i].Time = s.log[i].Time.Add(d)
-		s.log[i].Object = redo(s.log[i].Object)
-		s.log[i].Prev = redo(s.log[i].Prev)
 	}
 }
 
