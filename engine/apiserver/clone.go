@@ -87,7 +87,7 @@ func (s *Server) Clone(clock func() time.Time, at time.Time) (*Server, error) {
 	}
 	if !at.Equal(was) {
 		from, to := metaTime(was), metaTime(at)
-		var retime func(*unstructured.Unstructured) *unstructured.Unstructured
+		var retime func(*unstructured.Unstructured) *unstructured.Unstructured // nil: within one second, no object changes
 		if from != to {
 			retime = func(u *unstructured.Unstructured) *unstructured.Unstructured {
 				var out *unstructured.Unstructured
@@ -105,8 +105,6 @@ func (s *Server) Clone(clock func() time.Time, at time.Time) (*Server, error) {
 				}
 				return out
 			}
-		} else {
-			retime = func(*unstructured.Unstructured) *unstructured.Unstructured { return nil }
 		}
 		c.store.Retime(at.Sub(was), retime)
 	}

@@ -365,12 +365,15 @@ func (s *Store) TimeOf(rev int64) time.Time {
 }
 
 // Retime moves the store's past by d: each event's time, and each stored
-// version's content as retime returns it (nil: unchanged). It is for a
+// version's content as retime returns it (nil: unchanged; a nil retime
+// changes no version). It is for a
 // clone whose content was written at another instant (apiserver.Clone);
 // the epoch does not change, as the content is what a store written at the
 // new instant would hold.
 func (s *Store) Retime(d time.Duration, retime func(*unstructured.Unstructured) *unstructured.Unstructured) {
-	s.rewrite(func(Key) bool { return true }, retime)
+	if retime != nil {
+		s.rewrite(func(Key) bool { return true }, retime)
+	}
 	for i := range s.log {
 		s.log[i].Time = s.log[i].Time.Add(d)
 	}
