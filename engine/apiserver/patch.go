@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
+	"github.com/ctrlbugs/corpus/engine/internal/mergepatch"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -65,6 +66,13 @@ func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt 
 // libraries kube-apiserver uses, answering with its error codes: a patch
 // that does not decode is 400, a JSON patch that does not apply is 422.
 func (s *Server) applyPatch(k *Kind, name string, cur *unstructured.Unstructured, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+	if pt == types.MergePatchType {
+		// The library's merge on decoded values (mergepatch), where it
+		// gives what the library gives on JSON; the rest below.
+		if obj, ok := mergepatch.Apply(cur.Object, data); ok {
+			return &unstructured.Unstructured{Object: obj}, nil
+		}
+	}
 	curJSON, err := json.Marshal(cur.Object)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctrlbugs/corpus/engine/internal/jsonvalue"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -49,9 +50,9 @@ type EndState struct {
 func (f EndState) State() (State, error) {
 	s := State{Step: f.Step, Time: f.Time}
 	for _, o := range f.Objects {
-		// As a JSON round trip leaves it (asDecoded), sharing what it
+		// As a JSON round trip leaves it (jsonvalue.AsDecoded), sharing what it
 		// leaves unchanged: predicates only read.
-		v, _, err := asDecoded(o)
+		v, _, err := jsonvalue.AsDecoded(o)
 		if err != nil {
 			return State{}, err
 		}

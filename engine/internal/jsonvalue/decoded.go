@@ -1,4 +1,4 @@
-package oracle
+package jsonvalue
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// asDecoded returns v as a JSON round trip through apimachinery's decoder
+// AsDecoded returns v as a JSON round trip through apimachinery's decoder
 // would leave it (json.Marshal, then util/json.Unmarshal), without the
 // round trip: an end state read from a trace is decoded JSON already, and
 // one kept in memory holds what the API server stored, so most of it comes
@@ -21,11 +21,13 @@ import (
 // object, CRDs included, was 4 % of a Cluster API exploration). What
 // changes: an integral float64 that fits an int64, and every other
 // integer, becomes int64 (a uint64 beyond int64, float64); a string's
-// invalid UTF-8 bytes become U+FFFD; a nil map or slice becomes nil.
+// invalid UTF-8 bytes become U+FFFD; a nil map or slice becomes nil. A map
+// with a key that is not valid UTF-8 (json.Marshal writes U+FFFD for its
+// invalid bytes, so two keys may become one) goes through the round trip.
 // NaN and infinities are an error, as json.Marshal makes them; a value of
 // any other type goes through the round trip itself. TestAsDecoded
 // compares the two.
-func asDecoded(v any) (any, bool, error) {
+func AsDecoded(v any) (any, bool, error) {
 	switch x := v.(type) {
 	case nil, bool, int64:
 		return v, false, nil
@@ -66,9 +68,12 @@ func asDecoded(v any) (any, bool, error) {
 		if x == nil {
 			return nil, true, nil
 		}
+		if !validKeys(x) {
+			break // the round trip below: keys become U+FFFD, and may collide
+		}
 		var out map[string]any
 		for k, e := range x {
-			ne, changed, err := asDecoded(e)
+			ne, changed, err := AsDecoded(e)
 			if err != nil {
 				return nil, false, err
 			}
@@ -89,7 +94,7 @@ func asDecoded(v any) (any, bool, error) {
 		}
 		var out []any
 		for i, e := range x {
-			ne, changed, err := asDecoded(e)
+			ne, changed, err := AsDecoded(e)
 			if err != nil {
 				return nil, false, err
 			}
@@ -114,4 +119,53 @@ func asDecoded(v any) (any, bool, error) {
 		return nil, false, err
 	}
 	return out, true, nil
+}
+
+// validKeys reports whether every key of m is valid UTF-8.
+func validKeys(m map[string]any) bool {
+	for k := range m {
+		if !utf8.ValidString(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// Copy returns a deep copy of v as a JSON round trip through
+// apimachinery's decoder would leave it (AsDecoded), sharing no map or
+// slice with v: for a caller that goes on to change the copy in place.
+// TestCopy compares it with the round trip.
+func Copy(v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil || !validKeys(x) {
+			break
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			c, err := Copy(e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = c
+		}
+		return out, nil
+	case []any:
+		if x == nil {
+			break
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, err := Copy(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		}
+		return out, nil
+	}
+	// A scalar (immutable), nil, or a value AsDecoded makes anew by a
+	// round trip (another type, a map with an invalid key).
+	out, _, err := AsDecoded(v)
+	return out, err
 }
