@@ -169,10 +169,12 @@ func (s *Server) trackUpdate(k *Kind, sub string, live, obj *unstructured.Unstru
 		live = &unstructured.Unstructured{}
 		live.SetGroupVersionKind(k.GVK)
 	}
-	if len(live.GetManagedFields()) == 0 && live.GetUID() == "" {
+	if live.GetUID() == "" && len(live.GetManagedFields()) == 0 {
 		// The field manager draws from math/rand's global source once
 		// for a create (skipNonAppliedManager: tracking starts on create
-		// with a probability, 1 here); Clone draws as often.
+		// with a probability, 1 here); Clone draws as often. (The uid
+		// first: every stored object has one, and decoding the managed
+		// fields of the live object was 3 % of a writing step.)
 		s.randDraws++
 	}
 	liveT, err := s.typed(k, live)

@@ -184,3 +184,17 @@ func TestCheckFinal(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckCEL: CheckCEL answers as CompileCEL does, the first time and
+// from its memo.
+func TestCheckCEL(t *testing.T) {
+	for _, expr := range []string{`step >= 0`, `objects.all(o, o.kind != "")`, `step +`, `nosuch == 1`, `1 + 1`, `step >= 0`} {
+		_, want := CompileCEL(expr)
+		for range 2 {
+			got := CheckCEL(expr)
+			if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+				t.Errorf("CheckCEL(%q) = %v, CompileCEL gives %v", expr, got, want)
+			}
+		}
+	}
+}

@@ -332,7 +332,7 @@ func (v *validator) trigger(field string, t *Trigger) {
 	}
 	if t.When != "" {
 		set = append(set, "when")
-		if _, err := oracle.CompileCEL(t.When); err != nil {
+		if err := oracle.CheckCEL(t.When); err != nil {
 			v.add(join(field, "when"), "CEL: "+oneLine(err.Error()))
 		}
 	}
@@ -528,7 +528,7 @@ func (v *validator) oracles() {
 		}
 		if o.Expr == "" {
 			v.add(join(field, "expr"), "required for type cel")
-		} else if _, err := oracle.CompileCEL(o.Expr); err != nil {
+		} else if err := oracle.CheckCEL(o.Expr); err != nil {
 			v.add(join(field, "expr"), "CEL: "+oneLine(err.Error()))
 		}
 		if !slices.Contains(scopes, o.Scope) {
