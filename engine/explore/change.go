@@ -3,6 +3,7 @@ package explore
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -77,6 +78,10 @@ func summarizeChange(prev, obj *unstructured.Unstructured) []string {
 // and b: with its new value as JSON, or removed. Maps are walked key by key
 // and lists of objects with a merge key item by item ("path[type=Ready]");
 // other lists are leaves.
+//
+// metadata.managedFields is not walked: every caller leaves it out (the
+// server's bookkeeping, changed by every write), and encoding it was most
+// of a walk's cost.
 func leafDiff(path string, a, b any, emit func(path, value string, removed bool)) {
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
@@ -89,7 +94,9 @@ func leafDiff(path string, a, b any, emit func(path, value string, removed bool)
 			keys[k] = true
 		}
 		for k := range keys {
-			leafDiff(join(path, k), am[k], bm[k], emit)
+			if !unwalked(path, k) {
+				leafDiff(join(path, k), am[k], bm[k], emit)
+			}
 		}
 		return
 	}
@@ -117,8 +124,13 @@ func leafDiff(path string, a, b any, emit func(path, value string, removed bool)
 	}
 	if bok && a == nil {
 		for k, v := range bm {
-			leafDiff(join(path, k), nil, v, emit)
+			if !unwalked(path, k) {
+				leafDiff(join(path, k), nil, v, emit)
+			}
 		}
+		return
+	}
+	if sameLeaf(a, b) {
 		return
 	}
 	aj, bj := jsonText(a), jsonText(b)
@@ -126,6 +138,58 @@ func leafDiff(path string, a, b any, emit func(path, value string, removed bool)
 		return
 	}
 	emit(path, bj, false)
+}
+
+// unwalked reports whether leafDiff leaves out key k of the map at path.
+func unwalked(path, k string) bool {
+	return path == "metadata" && k == "managedFields"
+}
+
+// sameLeaf reports, without encoding them, that a and b would encode to
+// the same JSON: both the same string, boolean or integer, floats with the
+// same bits (0 and -0 encode differently, so == will not do), or lists and
+// maps of such, item by item. False says nothing: the encodings decide.
+func sameLeaf(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
+			return false
+		}
+		for i := range x {
+			if !sameLeaf(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !sameLeaf(v, w) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		return b == nil
+	}
+	return false
 }
 
 func join(path, k string) string {

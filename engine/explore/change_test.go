@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"math"
+	"math/rand"
 	"slices"
 	"testing"
 
@@ -30,5 +32,49 @@ func TestSummarizeChange(t *testing.T) {
 		if got := summarizeChange(tc.prev, tc.next); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestSameLeaf: sameLeaf says two values are the same only when their JSON
+// encodings are, over values drawn from a small pool (so that equal and
+// nearly equal pairs are common: 0 and -0, 1 and int64 1, nil and empty).
+func TestSameLeaf(t *testing.T) {
+	pool := []any{nil, "", "a", true, false, int64(0), int64(1), 0.0, math.Copysign(0, -1), 1.0, math.NaN(),
+		[]any(nil), []any{}, map[string]any(nil), map[string]any{}, 1, "\xff", "\ufffd"}
+	r := rand.New(rand.NewSource(1))
+	var gen func(d int) any
+	gen = func(d int) any {
+		switch n := r.Intn(6); {
+		case d > 2 || n < 3:
+			return pool[r.Intn(len(pool))]
+		case n < 5:
+			s := []any{}
+			for range r.Intn(3) {
+				s = append(s, gen(d+1))
+			}
+			return s
+		default:
+			m := map[string]any{}
+			for range r.Intn(3) {
+				m[[]string{"x", "y", "\xff", "\ufffd"}[r.Intn(4)]] = gen(d + 1)
+			}
+			return m
+		}
+	}
+	same := 0
+	for i := range 200000 {
+		a, b := gen(0), gen(0)
+		if r.Intn(3) == 0 {
+			b = a
+		}
+		if sameLeaf(a, b) {
+			same++
+			if jsonText(a) != jsonText(b) {
+				t.Fatalf("%d: sameLeaf(%#v, %#v), but they encode as %s and %s", i, a, b, jsonText(a), jsonText(b))
+			}
+		}
+	}
+	if same < 10000 {
+		t.Fatalf("only %d of 200000 pairs were the same: the test meant to exercise sameLeaf", same)
 	}
 }
