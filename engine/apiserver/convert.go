@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"maps"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
@@ -70,12 +71,29 @@ func (s *Server) normalize(k *Kind, u *unstructured.Unstructured) (*unstructured
 }
 
 // semanticEqualIgnoringRV compares two stored objects, ignoring their
-// resourceVersion.
+// resourceVersion: apimachinery's semantic equality of the two with
+// metadata.resourceVersion removed, as a copy with SetResourceVersion("")
+// would have it, without deep-copying either (only the top level and
+// metadata are copied, shallowly, when there is a resourceVersion).
 func semanticEqualIgnoringRV(a, b *unstructured.Unstructured) bool {
-	a, b = a.DeepCopy(), b.DeepCopy()
-	a.SetResourceVersion("")
-	b.SetResourceVersion("")
-	return apiequality.Semantic.DeepEqual(a.Object, b.Object)
+	return apiequality.Semantic.DeepEqual(withoutRV(a.Object), withoutRV(b.Object))
+}
+
+// withoutRV returns o with metadata.resourceVersion removed, sharing
+// everything else with o.
+func withoutRV(o map[string]any) map[string]any {
+	md, ok := o["metadata"].(map[string]any)
+	if !ok {
+		return o
+	}
+	if _, ok := md["resourceVersion"]; !ok {
+		return o
+	}
+	md = maps.Clone(md)
+	delete(md, "resourceVersion")
+	o = maps.Clone(o)
+	o["metadata"] = md
+	return o
 }
 
 // nonMetadata returns the content outside metadata (and outside status when

@@ -95,14 +95,14 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 		return nil, errInvalid(k, obj.GetName(), errs...)
 	}
 	key := storeKey(k, obj.GetNamespace(), obj.GetName())
-	_, exists := s.store.Get(key, 0)
+	_, _, exists := s.store.Peek(key, 0)
 	// A generated name that is taken is generated again, up to
 	// maxNameGenerationCreateAttempts (8) attempts in all, as the generic
 	// store's createWithGenerateNameRetry does.
 	for attempt := 1; exists && generated && attempt < 8; attempt++ {
 		obj.SetName(obj.GetGenerateName() + s.nameSuffix())
 		key = storeKey(k, obj.GetNamespace(), obj.GetName())
-		_, exists = s.store.Get(key, 0)
+		_, _, exists = s.store.Peek(key, 0)
 	}
 	if exists && !linked {
 		return nil, errAlreadyExists(k, obj.GetName())
