@@ -35,6 +35,11 @@
 //     built from client-go's built-in schemas and, for CRDs, from the CRD's
 //     OpenAPI schema via apiextensions-apiserver's own builder.
 //   - CRD structural defaulting and pruning, via apiextensions-apiserver.
+//   - patches with the libraries kube-apiserver uses (json-patch v4,
+//     strategicpatch). A JSON merge patch that is a JSON object is merged
+//     on the decoded object by json-patch v4's rules (internal/mergepatch)
+//     rather than on its encoding; TestApply compares the two on generated
+//     objects and patches, and any other patch goes to the library.
 //   - CRD lifecycle (crdlife.go): a CustomResourceDefinition written through
 //     the API is served at once, and a status write by "apiextensions-
 //     apiserver" follows it (acceptedNames, storedVersions, NamesAccepted

@@ -248,22 +248,31 @@ func (w *world) loop() error {
 }
 
 func (w *world) afterStep() {
+	// The snapshot hash covers the store and the queues, so DFS treats two
+	// choice points as the same state only if the pending work is the same:
+	// sha256 of "<store hash>|<name>=<queue digest, hex>,…", built in a
+	// buffer the world keeps (it runs after every step).
+	storeHash := w.hash.current()
+	b := append(w.snapBuf[:0], storeHash...)
+	b = append(b, '|')
 	pending := 0
-	var queues []string
-	for _, c := range w.ctrls {
+	for i, c := range w.ctrls {
 		pending += len(c.q.items) + len(c.q.waiting)
-		queues = append(queues, fmt.Sprintf("%s=%x", c.name, c.q.digest.value()))
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, c.name...)
+		b = append(b, '=')
+		b = strconv.AppendUint(b, c.q.digest.value(), 16)
 	}
+	w.snapBuf = b
 	// Writes counts this step's writes that changed stored state, as
 	// oracle.Snapshot says: a no-op or a refused write is no progress
 	// and no sign of a cycle.
 	writes := w.changed
 	w.changed = 0
-	storeHash := w.hash.current()
 	w.checkInvariants()
-	// The snapshot hash covers the store and the queues, so DFS treats two
-	// choice points as the same state only if the pending work is the same.
-	h := sha256.Sum256([]byte(storeHash + "|" + strings.Join(queues, ",")))
+	h := sha256.Sum256(b)
 	w.res.Snapshots = append(w.res.Snapshots, oracle.Snapshot{Step: w.step, Hash: "sha256:" + hex.EncodeToString(h[:]), Writes: writes, Pending: pending})
 }
 

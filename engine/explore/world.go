@@ -116,6 +116,8 @@ type world struct {
 	ext      extSteps
 	extCtrls []*ctrl
 	res      *Result
+	// snapBuf is afterStep's scratch buffer for the snapshot hash input.
+	snapBuf []byte
 }
 
 type runDirKey struct{}

@@ -203,10 +203,15 @@ type chunks struct {
 
 const chunkSize = 64 << 10
 
-// Write appends p; it never fails.
+// Write appends p, for the JSON encoder; it never fails.
 func (c *chunks) Write(p []byte) (int, error) {
-	n := len(p)
-	c.n += n
+	c.add(p)
+	return len(p), nil
+}
+
+// add appends p.
+func (c *chunks) add(p []byte) {
+	c.n += len(p)
 	for len(p) > 0 {
 		if len(c.cur) == cap(c.cur) {
 			if c.cur != nil {
@@ -218,7 +223,6 @@ func (c *chunks) Write(p []byte) (int, error) {
 		c.cur = c.cur[:len(c.cur)+k]
 		p = p[k:]
 	}
-	return n, nil
 }
 
 // Bytes returns everything written, in one slice (which the buffer keeps
@@ -252,11 +256,11 @@ func (w *Writer) Write(rec any) error {
 			break
 		}
 		w.line = appendStep(w.line[:0], s)
-		w.buf.Write(w.line)
+		w.buf.add(w.line)
 		return nil
 	case Step:
 		w.line = appendStep(w.line[:0], &s)
-		w.buf.Write(w.line)
+		w.buf.add(w.line)
 		return nil
 	}
 	return w.enc.Encode(rec)
