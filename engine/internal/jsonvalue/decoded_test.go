@@ -49,32 +49,21 @@ func randValue(r *rand.Rand, depth int) any {
 	return s
 }
 
-// TestAsDecoded: AsDecoded gives what a JSON round trip through
+// TestAsDecoded and TestCopy: each gives what a JSON round trip through
 // apimachinery's decoder gives (the same values, the same types), errs
-// where it errs, and changes nothing of a value it leaves as it is.
+// where it errs, and leaves its input as it was; AsDecoded changes nothing
+// of a value it reports unchanged, and Copy's result shares no map or
+// slice with its input (changing the copy leaves the input as it was).
 func TestAsDecoded(t *testing.T) {
-	r := rand.New(rand.NewSource(1))
-	for i := range 50000 {
-		v := randValue(r, 0)
-		want, wantErr := roundTrip(v)
-		before, _ := json.Marshal(v)
-		got, changed, err := AsDecoded(v)
-		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("%d: %#v: error %v, round trip %v", i, v, err, wantErr)
-		}
-		if err != nil {
-			continue
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%d: %#v:\n got %#v\nwant %#v", i, v, got, want)
-		}
+	var changed bool
+	checkRoundTrip(t, 1, func(v any) (got any, err error) {
+		got, changed, err = AsDecoded(v)
+		return got, err
+	}, func(v, got any) {
 		if !changed && !reflect.DeepEqual(got, v) {
-			t.Fatalf("%d: %#v: reported unchanged, gave %#v", i, v, got)
+			t.Fatalf("%#v: reported unchanged, gave %#v", v, got)
 		}
-		if after, _ := json.Marshal(v); string(after) != string(before) {
-			t.Fatalf("%d: the input was modified: %s, was %s", i, after, before)
-		}
-	}
+	})
 	for _, bad := range []any{math.NaN(), math.Inf(1), map[string]any{"x": []any{math.Inf(-1)}}} {
 		if _, _, err := AsDecoded(bad); err == nil {
 			t.Errorf("%v: no error; json.Marshal refuses it", bad)
@@ -82,15 +71,21 @@ func TestAsDecoded(t *testing.T) {
 	}
 }
 
-// TestCopy: Copy gives what a JSON round trip gives, errs where it errs,
-// leaves its input as it was, and shares no map or slice with it.
 func TestCopy(t *testing.T) {
-	r := rand.New(rand.NewSource(2))
+	checkRoundTrip(t, 2, Copy, func(_, got any) { scribble(got) })
+}
+
+// checkRoundTrip compares f with the round trip on 50,000 generated
+// values; then calls then(input, result) (its own checks, or changes to
+// the result), and checks that the input is as it was.
+func checkRoundTrip(t *testing.T, seed int64, f func(any) (any, error), then func(v, got any)) {
+	t.Helper()
+	r := rand.New(rand.NewSource(seed))
 	for i := range 50000 {
 		v := randValue(r, 0)
 		want, wantErr := roundTrip(v)
 		before, _ := json.Marshal(v)
-		got, err := Copy(v)
+		got, err := f(v)
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("%d: %#v: error %v, round trip %v", i, v, err, wantErr)
 		}
@@ -100,9 +95,9 @@ func TestCopy(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%d: %#v:\n got %#v\nwant %#v", i, v, got, want)
 		}
-		scribble(got)
+		then(v, got)
 		if after, _ := json.Marshal(v); string(after) != string(before) {
-			t.Fatalf("%d: the input changed with its copy: %s, was %s", i, after, before)
+			t.Fatalf("%d: the input changed: %s, was %s", i, after, before)
 		}
 	}
 }
