@@ -28,3 +28,24 @@ func TestChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestChunksSmall: a short trace takes little more memory than its length
+// (a search keeps every run's trace); 64 KiB pieces for a 3 KB trace made
+// BenchmarkSearchMemory's retained bytes per run four times larger.
+func TestChunksSmall(t *testing.T) {
+	for _, n := range []int{1, 100, 3000, 20000} {
+		var c chunks
+		line := bytes.Repeat([]byte("x"), 97)
+		for w := 0; w < n; w += len(line) {
+			c.add(line)
+		}
+		kept := 0
+		for _, b := range c.full {
+			kept += cap(b)
+		}
+		kept += cap(c.cur)
+		if kept > 2*c.n+512 {
+			t.Errorf("%d bytes written in lines of 97: %d bytes allocated, want at most twice as many (+512)", c.n, kept)
+		}
+	}
+}

@@ -191,10 +191,13 @@ type Writer struct {
 	line []byte
 }
 
-// chunks is an append-only byte buffer kept in pieces of chunkSize, put
-// together when asked for: a bytes.Buffer doubles, copying and clearing
-// the whole trace each time, which made a long run's trace writing grow
-// with its length (7 us a step at 50,000 steps).
+// chunks is an append-only byte buffer kept in pieces, put together when
+// asked for: a bytes.Buffer doubles, copying and clearing the whole trace
+// each time, which made a long run's trace writing grow with its length
+// (7 us a step at 50,000 steps). A new piece is as large as what was
+// written so far (at least 512 bytes, at most chunkSize), so a short
+// trace, which a search keeps for each of its runs, takes little more
+// memory than its length, as with a bytes.Buffer (BenchmarkSearchMemory).
 type chunks struct {
 	full [][]byte // filled chunks, in order
 	cur  []byte   // the chunk being filled
@@ -217,7 +220,7 @@ func (c *chunks) add(p []byte) {
 			if c.cur != nil {
 				c.full = append(c.full, c.cur)
 			}
-			c.cur = make([]byte, 0, max(chunkSize, len(p)))
+			c.cur = make([]byte, 0, max(min(max(c.n, 512), chunkSize), len(p)))
 		}
 		k := copy(c.cur[len(c.cur):cap(c.cur)], p)
 		c.cur = c.cur[:len(c.cur)+k]
