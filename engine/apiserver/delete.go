@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/store"
@@ -24,6 +25,9 @@ func storeKey(k *Kind, ns, name string) store.Key {
 func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
 	k, err := s.kindOf(req)
 	if err != nil {
+		return nil, err
+	}
+	if err := validateDeleteOptions(&opts); err != nil {
 		return nil, err
 	}
 	key := storeKey(k, req.Namespace, req.Name)
@@ -138,15 +142,30 @@ func without(list []string, f string) []string {
 // DeleteCollection deletes every object List would return, one by one, as
 // the real server's DeleteCollection does.
 func (s *Server) DeleteCollection(gvk schema.GroupVersionKind, ns string, lo ListOptions, opts metav1.DeleteOptions, manager string) error {
+	if err := validateDeleteOptions(&opts); err != nil {
+		return err
+	}
 	items, _, err := s.List(gvk, ns, lo)
 	if err != nil {
 		return err
 	}
 	for _, it := range items {
-		_, err := s.Delete(Request{GVK: gvk, Namespace: it.GetNamespace(), Name: it.GetName(), FieldManager: manager}, opts)
+		_, err := s.Delete(Request{GVK: gvk, Namespace: it.GetNamespace(), Name: it.GetName(), FieldManager: manager,
+			DryRun: len(opts.DryRun) > 0}, opts)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
+	}
+	return nil
+}
+
+// validateDeleteOptions is what kube-apiserver's delete and deletecollection
+// handlers check before the storage sees the request (ValidateDeleteOptions:
+// orphanDependents beside a propagation policy, an unknown policy, a dry run
+// other than "All"): 422 on the DeleteOptions kind.
+func validateDeleteOptions(opts *metav1.DeleteOptions) error {
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}
 	return nil
 }

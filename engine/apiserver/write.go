@@ -1,14 +1,15 @@
 package apiserver
 
 import (
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	v1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -91,7 +92,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 		obj.SetName(obj.GetGenerateName() + s.nameSuffix())
 		generated = true
 	}
-	if errs := validateMeta(k, obj); len(errs) > 0 {
+	if errs := withoutManagedFields(validateMeta(k, obj)); len(errs) > 0 {
 		return nil, errInvalid(k, obj.GetName(), errs...)
 	}
 	key := storeKey(k, obj.GetNamespace(), obj.GetName())
@@ -134,6 +135,9 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 		if obj, err = s.trackUpdate(k, "", nil, obj, req.FieldManager); err != nil {
 			return nil, err
 		}
+	}
+	if err := validateManagedFields(k, obj.GetName(), obj); err != nil {
+		return nil, err
 	}
 	// rest.BeforeCreate, after the field manager as in the real handler.
 	if obj, err = s.prepareCreate(k, obj, req.DryRun); err != nil {
@@ -301,7 +305,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	if !s.ablate.Generation {
 		obj.SetGeneration(old.GetGeneration())
 	}
-	if errs := apivalidation.ValidateObjectMetaAccessorUpdate(obj, old, field.NewPath("metadata")); len(errs) > 0 {
+	if errs := withoutManagedFields(apivalidation.ValidateObjectMetaAccessorUpdate(obj, old, field.NewPath("metadata"))); len(errs) > 0 {
 		errs = slices.DeleteFunc(errs, func(e *field.Error) bool {
 			// Checked below with the real server's message.
 			return e.Field == "metadata.finalizers" && e.Type == field.ErrorTypeForbidden
@@ -310,7 +314,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 			return nil, errInvalid(k, old.GetName(), errs...)
 		}
 	}
-	if errs := validateMeta(k, obj); len(errs) > 0 {
+	if errs := withoutManagedFields(validateMeta(k, obj)); len(errs) > 0 {
 		return nil, errInvalid(k, old.GetName(), errs...)
 	}
 	if old.GetDeletionTimestamp() != nil {
@@ -342,6 +346,10 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		} else if obj, err = s.trackUpdate(k, sub, old, obj, req.FieldManager); err != nil {
 			return nil, err
 		}
+	}
+	// The managed fields are validated as the field manager left them.
+	if err := validateManagedFields(k, old.GetName(), obj); err != nil {
+		return nil, err
 	}
 	// rest.BeforeUpdate, after the field manager as in the real handler.
 	if obj, err = s.prepareUpdate(k, sub, old, obj, req.DryRun); err != nil {
@@ -384,6 +392,31 @@ func validateMeta(k *Kind, obj *unstructured.Unstructured) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// withoutManagedFields drops the errors about metadata.managedFields from a
+// validation run before the field manager: kube-apiserver validates object
+// metadata in rest.BeforeCreate/BeforeUpdate, after its handlers ran the
+// field manager, which rewrites managedFields (it resets them on
+// managedFields: [{}], and replaces entries it cannot decode with the live
+// object's). Crossplane's PatchingManagedFieldsUpgrader sends exactly that
+// reset. validateManagedFields checks them afterwards.
+func withoutManagedFields(errs field.ErrorList) field.ErrorList {
+	return slices.DeleteFunc(errs, func(e *field.Error) bool {
+		return e.Field == "metadata.managedFields" || strings.HasPrefix(e.Field, "metadata.managedFields[") ||
+			strings.HasPrefix(e.Field, "metadata.managedFields.")
+	})
+}
+
+// validateManagedFields is object-meta validation's managedFields check
+// (v1validation.ValidateManagedFields, which ValidateObjectMetaAccessor and
+// its update variant run), on the managed fields as the field manager left
+// them.
+func validateManagedFields(k *Kind, name string, obj *unstructured.Unstructured) error {
+	if errs := v1validation.ValidateManagedFields(obj.GetManagedFields(), field.NewPath("metadata", "managedFields")); len(errs) > 0 {
+		return errInvalid(k, name, errs...)
+	}
+	return nil
 }
 
 // dedupOwnerReferences collapses exact duplicate owner references in a

@@ -396,26 +396,31 @@ func (c *Client) applyConfig(ctx context.Context, obj runtime.ApplyConfiguration
 
 // Delete implements client.Writer.
 func (c *Client) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	_, err := c.delete(ctx, obj, opts...)
+	do := (&client.DeleteOptions{}).ApplyOptions(opts)
+	_, err := c.delete(ctx, obj, *do.AsDeleteOptions())
 	return err
 }
 
-// delete deletes obj and returns what the server answered: the object as
-// it now is when finalizers hold it, nil once it is gone.
-func (c *Client) delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) (*unstructured.Unstructured, error) {
-	do := (&client.DeleteOptions{}).ApplyOptions(opts)
+// delete deletes obj with the options as the server receives them and
+// returns what the server answered: the object as it now is when
+// finalizers hold it, nil once it is gone. It takes metav1.DeleteOptions,
+// not controller-runtime's: client.DeleteOptions.AsDeleteOptions overwrites
+// Raw's propagation policy, preconditions, grace period and dry run with its
+// own top-level fields, so a REST request's options carried in Raw alone
+// would be lost (the REST seam calls this directly).
+func (c *Client) delete(ctx context.Context, obj client.Object, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
 	gvk, err := c.gvk(obj)
 	if err != nil {
 		return nil, err
 	}
 	var held *unstructured.Unstructured
 	op := &Op{Verb: "delete", GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	if do.Preconditions != nil && do.Preconditions.ResourceVersion != nil {
-		op.Precondition = *do.Preconditions.ResourceVersion
+	if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
+		op.Precondition = *opts.Preconditions.ResourceVersion
 	}
 	err = c.call(ctx, op, func() error {
 		out, err := c.env.Server.Delete(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
-			FieldManager: c.name, DryRun: len(do.DryRun) > 0}, *do.AsDeleteOptions())
+			FieldManager: c.name, DryRun: len(opts.DryRun) > 0}, opts)
 		if out != nil {
 			op.RVAfter = out.GetResourceVersion()
 			if out.GetDeletionTimestamp() != nil && len(out.GetFinalizers()) > 0 {
@@ -430,16 +435,22 @@ func (c *Client) delete(ctx context.Context, obj client.Object, opts ...client.D
 // DeleteAllOf implements client.Writer.
 func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
 	do := (&client.DeleteAllOfOptions{}).ApplyOptions(opts)
+	sel := apiserver.ListOptions{Labels: do.LabelSelector, Fields: do.FieldSelector}
+	return c.deleteAllOf(ctx, obj, do.Namespace, sel, *do.AsDeleteOptions())
+}
+
+// deleteAllOf deletes every object of obj's kind in ns that sel selects,
+// with the options as the server receives them (see delete).
+func (c *Client) deleteAllOf(ctx context.Context, obj client.Object, ns string, sel apiserver.ListOptions, opts metav1.DeleteOptions) error {
 	gvk, err := c.gvk(obj)
 	if err != nil {
 		return err
 	}
-	op := &Op{Verb: "deleteAllOf", GVK: gvk, Namespace: do.Namespace}
+	op := &Op{Verb: "deleteAllOf", GVK: gvk, Namespace: ns}
 	return c.call(ctx, op, func() error {
-		sel := apiserver.ListOptions{Labels: do.LabelSelector, Fields: do.FieldSelector}
 		if sel.Labels == nil {
 			sel.Labels = labels.Everything()
 		}
-		return c.env.Server.DeleteCollection(gvk, do.Namespace, sel, *do.AsDeleteOptions(), c.name)
+		return c.env.Server.DeleteCollection(gvk, ns, sel, opts, c.name)
 	})
 }

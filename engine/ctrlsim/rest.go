@@ -13,6 +13,7 @@ import (
 
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -21,10 +22,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/util/apihelpers"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ctrlbugs/corpus/engine/apiserver"
 )
 
 // restTransport serves Kubernetes REST requests in process: the seam
@@ -131,8 +136,10 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		}
 	}
 	// client-go's typed clientsets send built-in kinds as protobuf: decode
-	// with the scheme's protobuf serializer and go on in JSON.
-	if ct := req.Header.Get("Content-Type"); strings.Contains(ct, "protobuf") && len(in) > 0 {
+	// with the scheme's protobuf serializer and go on in JSON. (A delete's
+	// body is DeleteOptions, decoded as the handler decodes it.)
+	isDelete := ri.Verb == "delete" || ri.Verb == "deletecollection"
+	if ct := req.Header.Get("Content-Type"); strings.Contains(ct, "protobuf") && len(in) > 0 && !isDelete {
 		if in, err = t.protobufToJSON(in); err != nil {
 			return errStatus(errUnsupportedMediaType(fmt.Sprintf("%s: %v", ct, err)))
 		}
@@ -271,41 +278,71 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		}
 		return u.Object, http.StatusOK
 	case "delete":
-		opts := metav1.DeleteOptions{}
-		if len(bytes.TrimSpace(in)) > 0 {
-			if err := json.Unmarshal(in, &opts); err != nil {
-				return errStatus(apierrors.NewBadRequest(err.Error()))
-			}
-		}
-		held, err := t.c.delete(ctx, obj(), &client.DeleteOptions{Raw: &opts})
+		opts, err := deleteOptions(req, in)
 		if err != nil {
 			return errStatus(err)
 		}
-		// An object held by finalizers is returned as it now is.
+		held, err := t.c.delete(ctx, obj(), *opts)
+		if err != nil {
+			return errStatus(err)
+		}
+		// An object held by finalizers is returned as it now is; 202 when
+		// the client asked for cascading deletion the old way
+		// (orphanDependents: false), as the handler answers.
 		if held != nil {
+			if o := opts.OrphanDependents; o != nil && !*o { //nolint:staticcheck // deprecated, still honoured by kube-apiserver
+				return held.Object, http.StatusAccepted
+			}
 			return held.Object, http.StatusOK
 		}
 		return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess,
 			Details: &metav1.StatusDetails{Name: ri.Name, Group: gvk.Group, Kind: ri.Resource}}, http.StatusOK
 	case "deletecollection":
-		u := obj()
 		ls, fs, err := selectors(q)
 		if err != nil {
 			return errStatus(err)
 		}
-		opts := []client.DeleteAllOfOption{client.InNamespace(ri.Namespace)}
-		if ls != nil {
-			opts = append(opts, client.MatchingLabelsSelector{Selector: ls})
+		opts, err := deleteOptions(req, in)
+		if err != nil {
+			return errStatus(err)
 		}
-		if fs != nil {
-			opts = append(opts, client.MatchingFieldsSelector{Selector: fs})
-		}
-		if err := t.c.DeleteAllOf(ctx, u, opts...); err != nil {
+		if err := t.c.deleteAllOf(ctx, obj(), ri.Namespace, apiserver.ListOptions{Labels: ls, Fields: fs}, *opts); err != nil {
 			return errStatus(err)
 		}
 		return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess}, http.StatusOK
 	}
 	return errStatus(apierrors.NewMethodNotSupported(gvr.GroupResource(), ri.Verb))
+}
+
+// deleteOptions reads a DELETE's options as kube-apiserver's delete and
+// deletecollection handlers do (k8s.io/apiserver/pkg/endpoints/handlers
+// delete.go): a body, if there is one, decoded by the meta internal
+// version's codecs into meta.k8s.io/v1 DeleteOptions (any group's
+// DeleteOptions is accepted, for old clients), else the query's
+// parameters through the meta internal version's ParameterCodec. They are
+// validated by the server (ValidateDeleteOptions, 422).
+func deleteOptions(req *http.Request, body []byte) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	codecs := apihelpers.GetMetaInternalVersionCodecs()
+	if len(body) > 0 {
+		s, err := negotiation.NegotiateInputSerializer(req, false, codecs)
+		if err != nil {
+			return nil, err
+		}
+		defaultGVK := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		obj, _, err := codecs.DecoderToVersion(s.Serializer, defaultGVK.GroupVersion()).Decode(body, &defaultGVK, opts)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if obj != opts {
+			return nil, apierrors.NewBadRequest("decoded object cannot be converted to DeleteOptions")
+		}
+		return opts, nil
+	}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return opts, nil
 }
 
 // selectors parses a request's labelSelector and fieldSelector (nil when

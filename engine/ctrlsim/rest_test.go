@@ -1,6 +1,7 @@
 package ctrlsim_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 )
@@ -202,3 +204,150 @@ func TestRESTSeamDiscoveryAndExpiredWatch(t *testing.T) {
 	must(t, err)
 	w2.Stop()
 }
+
+// TestRESTSeamDeleteOptions: a DELETE's options reach the server through the
+// seam from both kinds of client built on the manager's rest.Config (a
+// client-go clientset sends them in the body; a controller-runtime client of
+// upstream's own too). controller-runtime's AsDeleteOptions once overwrote
+// them with empty fields: a Foreground delete removed the object at once, a
+// wrong precondition deleted, a dry run deleted.
+func TestRESTSeamDeleteOptions(t *testing.T) {
+	wrongUID := types.UID("00000000-0000-0000-0000-000000000000")
+	stale := "1"
+	bogus := metav1.DeletionPropagation("Sideways")
+	cases := []struct {
+		name string
+		opts func(cm *corev1.ConfigMap) metav1.DeleteOptions
+		// want: "held <finalizer>" (deletionTimestamp set, finalizer added),
+		// "kept" (untouched), "gone", or an error reason.
+		want string
+	}{
+		{"foreground", func(*corev1.ConfigMap) metav1.DeleteOptions {
+			return metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationForeground)}
+		}, "held " + metav1.FinalizerDeleteDependents},
+		{"orphan", func(*corev1.ConfigMap) metav1.DeleteOptions {
+			return metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationOrphan)}
+		}, "held " + metav1.FinalizerOrphanDependents},
+		{"background", func(*corev1.ConfigMap) metav1.DeleteOptions {
+			return metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationBackground)}
+		}, "gone"},
+		{"precondition-uid", func(*corev1.ConfigMap) metav1.DeleteOptions {
+			return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrongUID}}
+		}, string(metav1.StatusReasonConflict)},
+		{"precondition-rv", func(*corev1.ConfigMap) metav1.DeleteOptions {
+			return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &stale}}
+		}, string(metav1.StatusReasonConflict)},
+		{"precondition-fresh", func(cm *corev1.ConfigMap) metav1.DeleteOptions {
+			return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID, ResourceVersion: &cm.ResourceVersion}}
+		}, "gone"},
+		{"dry-run", func(*corev1.ConfigMap) metav1.DeleteOptions {
+			return metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
+		}, "kept"},
+		{"dry-run-foreground", func(*corev1.ConfigMap) metav1.DeleteOptions {
+			return metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: ptrTo(metav1.DeletePropagationForeground)}
+		}, "kept"},
+		{"invalid-policy", func(*corev1.ConfigMap) metav1.DeleteOptions {
+			return metav1.DeleteOptions{PropagationPolicy: &bogus}
+		}, string(metav1.StatusReasonInvalid)},
+		{"invalid-dry-run", func(*corev1.ConfigMap) metav1.DeleteOptions {
+			return metav1.DeleteOptions{DryRun: []string{"Some"}}
+		}, string(metav1.StatusReasonInvalid)},
+	}
+	clients := map[string]func(t *testing.T, f *fixture) func(ctx context.Context, cm *corev1.ConfigMap, o metav1.DeleteOptions) error{
+		"clientset": func(t *testing.T, f *fixture) func(ctx context.Context, cm *corev1.ConfigMap, o metav1.DeleteOptions) error {
+			cs, err := kubernetes.NewForConfig(f.mgr.GetConfig())
+			must(t, err)
+			return func(ctx context.Context, cm *corev1.ConfigMap, o metav1.DeleteOptions) error {
+				return cs.CoreV1().ConfigMaps(cm.Namespace).Delete(ctx, cm.Name, o)
+			}
+		},
+		"controller-runtime": func(t *testing.T, f *fixture) func(ctx context.Context, cm *corev1.ConfigMap, o metav1.DeleteOptions) error {
+			c, err := client.New(f.mgr.GetConfig(), client.Options{Scheme: f.env.Scheme})
+			must(t, err)
+			return func(ctx context.Context, cm *corev1.ConfigMap, o metav1.DeleteOptions) error {
+				return c.Delete(ctx, cm, &client.DeleteOptions{Raw: &o, PropagationPolicy: o.PropagationPolicy,
+					Preconditions: o.Preconditions, DryRun: o.DryRun, GracePeriodSeconds: o.GracePeriodSeconds})
+			}
+		},
+	}
+	for cname, mk := range clients {
+		for _, tc := range cases {
+			t.Run(cname+"/"+tc.name, func(t *testing.T) {
+				f := newFixture(t, ctrlsim.ManagerOptions{})
+				ctx := t.Context()
+				del := mk(t, f)
+				cm := configMap("a", map[string]string{"k": "v"})
+				cm.Finalizers = nil
+				must(t, f.direct.Create(ctx, cm))
+				err := del(ctx, cm, tc.opts(cm))
+				got := &corev1.ConfigMap{}
+				gerr := f.direct.Get(ctx, client.ObjectKeyFromObject(cm), got)
+				var outcome string
+				switch {
+				case err != nil:
+					outcome = string(apierrors.ReasonForError(err))
+					if gerr != nil || got.DeletionTimestamp != nil {
+						outcome += " (and the object was deleted)"
+					}
+				case apierrors.IsNotFound(gerr):
+					outcome = "gone"
+				case gerr != nil:
+					t.Fatal(gerr)
+				case got.DeletionTimestamp != nil:
+					outcome = "held " + strings.Join(got.Finalizers, ",")
+				case got.ResourceVersion == cm.ResourceVersion:
+					outcome = "kept"
+				default:
+					outcome = "changed: " + got.ResourceVersion
+				}
+				if outcome != tc.want {
+					t.Errorf("delete %s: %s (err %v), want %s", tc.name, outcome, err, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestRESTSeamDeleteCollectionOptions: a DELETE on a collection keeps its
+// options too (a dry run deletes nothing, a Foreground policy holds each).
+func TestRESTSeamDeleteCollectionOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts metav1.DeleteOptions
+		want string
+	}{
+		{"dry-run", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}, "kept kept"},
+		{"foreground", metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationForeground)}, "held held"},
+		{"background", metav1.DeleteOptions{}, "gone gone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, ctrlsim.ManagerOptions{})
+			ctx := t.Context()
+			cs, err := kubernetes.NewForConfig(f.mgr.GetConfig())
+			must(t, err)
+			for _, n := range []string{"a", "b"} {
+				must(t, f.direct.Create(ctx, configMap(n, nil)))
+			}
+			must(t, cs.CoreV1().ConfigMaps("default").DeleteCollection(ctx, tc.opts, metav1.ListOptions{}))
+			var out []string
+			for _, n := range []string{"a", "b"} {
+				got := &corev1.ConfigMap{}
+				switch err := f.direct.Get(ctx, client.ObjectKey{Namespace: "default", Name: n}, got); {
+				case apierrors.IsNotFound(err):
+					out = append(out, "gone")
+				case err != nil:
+					t.Fatal(err)
+				case got.DeletionTimestamp != nil:
+					out = append(out, "held")
+				default:
+					out = append(out, "kept")
+				}
+			}
+			if s := strings.Join(out, " "); s != tc.want {
+				t.Errorf("deletecollection %s: %s, want %s", tc.name, s, tc.want)
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
