@@ -13,15 +13,20 @@ import (
 
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metainternalversionvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/util/apihelpers"
@@ -168,28 +173,27 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		}
 		return u.Object, http.StatusOK
 	case "list":
-		l := &unstructured.UnstructuredList{}
-		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		ls, fs, err := selectors(q)
+		lo, err := listOptions(q)
 		if err != nil {
 			return errStatus(err)
 		}
-		opts := []client.ListOption{client.InNamespace(ri.Namespace)}
-		if ls != nil {
-			opts = append(opts, client.MatchingLabelsSelector{Selector: ls})
-		}
-		if fs != nil {
-			opts = append(opts, client.MatchingFieldsSelector{Selector: fs})
-		}
-		if err := t.c.List(ctx, l, opts...); err != nil {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := t.c.List(ctx, l, client.InNamespace(ri.Namespace), lo); err != nil {
 			return errStatus(err)
 		}
 		if l.GetResourceVersion() == "" {
 			l.SetResourceVersion(strconv.FormatInt(srv.Store().Rev(), 10))
 		}
 		if meta {
-			out := map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList",
-				"metadata": map[string]any{"resourceVersion": l.GetResourceVersion()}}
+			md := map[string]any{"resourceVersion": l.GetResourceVersion()}
+			if c := l.GetContinue(); c != "" {
+				md["continue"] = c
+			}
+			if n := l.GetRemainingItemCount(); n != nil {
+				md["remainingItemCount"] = *n
+			}
+			out := map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList", "metadata": md}
 			var items []any
 			for i := range l.Items {
 				items = append(items, metadataOf(&l.Items[i]))
@@ -205,8 +209,15 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		if err := t.c.gate(ctx, &Op{Verb: "watch", GVK: gvk, Namespace: ri.Namespace}); err != nil {
 			return errStatus(err)
 		}
-		return t.watch(ri.Namespace, gvk, q, meta)
+		return t.watch(ri.Namespace, gvr.GroupResource(), gvk, q, meta)
 	case "create":
+		opts := &metav1.CreateOptions{}
+		if err := decodeOptions(q, opts); err != nil {
+			return errStatus(err)
+		}
+		if errs := metav1validation.ValidateCreateOptions(opts); len(errs) > 0 {
+			return errStatus(invalidOptions("CreateOptions", errs))
+		}
 		want := gvk
 		if ri.Subresource == "eviction" {
 			want = policyv1.SchemeGroupVersion.WithKind("Eviction")
@@ -224,27 +235,27 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 			}
 			return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess, Code: http.StatusCreated}, http.StatusCreated
 		}
-		if err := t.c.Create(ctx, u, createOpts(q)...); err != nil {
+		if err := t.c.Create(ctx, u, &client.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager}); err != nil {
 			return errStatus(err)
 		}
 		return u.Object, http.StatusCreated
 	case "update":
+		opts := &metav1.UpdateOptions{}
+		if err := decodeOptions(q, opts); err != nil {
+			return errStatus(err)
+		}
+		if errs := metav1validation.ValidateUpdateOptions(opts); len(errs) > 0 {
+			return errStatus(invalidOptions("UpdateOptions", errs))
+		}
 		u, err := decodeBody(in, gvk)
 		if err != nil {
 			return errStatus(err)
 		}
-		var uo []client.UpdateOption
-		if fm := q.Get("fieldManager"); fm != "" {
-			uo = append(uo, client.FieldOwner(fm))
-		}
+		uo := client.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager}
 		if ri.Subresource != "" {
-			var so []client.SubResourceUpdateOption
-			if fm := q.Get("fieldManager"); fm != "" {
-				so = append(so, client.FieldOwner(fm))
-			}
-			err = t.c.SubResource(ri.Subresource).Update(ctx, u, so...)
+			err = t.c.SubResource(ri.Subresource).Update(ctx, u, &client.SubResourceUpdateOptions{UpdateOptions: uo})
 		} else {
-			err = t.c.Update(ctx, u, uo...)
+			err = t.c.Update(ctx, u, &uo)
 		}
 		if err != nil {
 			return errStatus(err)
@@ -255,23 +266,20 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		if err != nil {
 			return errStatus(err)
 		}
+		opts := &metav1.PatchOptions{}
+		if err := decodeOptions(q, opts); err != nil {
+			return errStatus(err)
+		}
+		if errs := metav1validation.ValidatePatchOptions(opts, pt); len(errs) > 0 {
+			return errStatus(invalidOptions("PatchOptions", errs))
+		}
 		u := obj()
-		var po []client.PatchOption
-		if fm := q.Get("fieldManager"); fm != "" {
-			po = append(po, client.FieldOwner(fm))
-		}
-		if q.Get("force") == "true" {
-			po = append(po, client.ForceOwnership)
-		}
+		po := client.PatchOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, Force: opts.Force}
 		patch := client.RawPatch(pt, in)
 		if ri.Subresource != "" {
-			var so []client.SubResourcePatchOption
-			for _, o := range po {
-				so = append(so, o.(client.SubResourcePatchOption))
-			}
-			err = t.c.SubResource(ri.Subresource).Patch(ctx, u, patch, so...)
+			err = t.c.SubResource(ri.Subresource).Patch(ctx, u, patch, &client.SubResourcePatchOptions{PatchOptions: po})
 		} else {
-			err = t.c.Patch(ctx, u, patch, po...)
+			err = t.c.Patch(ctx, u, patch, &po)
 		}
 		if err != nil {
 			return errStatus(err)
@@ -298,7 +306,7 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess,
 			Details: &metav1.StatusDetails{Name: ri.Name, Group: gvk.Group, Kind: ri.Resource}}, http.StatusOK
 	case "deletecollection":
-		ls, fs, err := selectors(q)
+		lo, err := listOptions(q)
 		if err != nil {
 			return errStatus(err)
 		}
@@ -306,7 +314,7 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		if err != nil {
 			return errStatus(err)
 		}
-		if err := t.c.deleteAllOf(ctx, obj(), ri.Namespace, apiserver.ListOptions{Labels: ls, Fields: fs}, *opts); err != nil {
+		if err := t.c.deleteAllOf(ctx, obj(), ri.Namespace, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector}, *opts); err != nil {
 			return errStatus(err)
 		}
 		return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess}, http.StatusOK
@@ -345,7 +353,54 @@ func deleteOptions(req *http.Request, body []byte) (*metav1.DeleteOptions, error
 	return opts, nil
 }
 
-// selectors parses a request's labelSelector and fieldSelector (nil when
+// decodeOptions decodes a request's query parameters into a meta.k8s.io/v1
+// options type (CreateOptions, UpdateOptions, PatchOptions, ...) with the
+// meta internal version's ParameterCodec, as kube-apiserver's handlers do:
+// an unknown parameter is ignored, a malformed one is a 400.
+func decodeOptions(q url.Values, into runtime.Object) error {
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, into); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return nil
+}
+
+// invalidOptions is the handlers' 422 on a request's options.
+func invalidOptions(kind string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+}
+
+// listOptions decodes and validates a list's (or a watch's, or a
+// deletecollection's) query parameters as the list handler does
+// (listOpts in k8s.io/apiserver/pkg/endpoints/handlers/get.go: the
+// ParameterCodec into the internal ListOptions, which parses the selectors,
+// then ValidateListOptions with WatchList enabled, as it is by default
+// since 1.34), and returns them as controller-runtime list options:
+// selectors, limit and continue, resourceVersion and resourceVersionMatch
+// (in Raw, where the client reads them).
+func listOptions(q url.Values) (*client.ListOptions, error) {
+	opts := &metainternalversion.ListOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	metainternalversion.SetListOptionsDefaults(opts, true)
+	if errs := metainternalversionvalidation.ValidateListOptions(opts, true); len(errs) > 0 {
+		return nil, invalidOptions("ListOptions", errs)
+	}
+	lo := &client.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector,
+		Limit: opts.Limit, Continue: opts.Continue}
+	if lo.LabelSelector != nil && lo.LabelSelector.Empty() {
+		lo.LabelSelector = nil
+	}
+	if lo.FieldSelector != nil && lo.FieldSelector.Empty() {
+		lo.FieldSelector = nil
+	}
+	if opts.ResourceVersion != "" || opts.ResourceVersionMatch != "" {
+		lo.Raw = &metav1.ListOptions{ResourceVersion: opts.ResourceVersion, ResourceVersionMatch: opts.ResourceVersionMatch}
+	}
+	return lo, nil
+}
+
+// selectors parses a watch's labelSelector and fieldSelector (nil when
 // absent).
 func selectors(q url.Values) (labels.Selector, fields.Selector, error) {
 	var ls labels.Selector
@@ -364,20 +419,6 @@ func selectors(q url.Values) (labels.Selector, fields.Selector, error) {
 	return ls, fs, nil
 }
 
-func createOpts(q url.Values) []client.CreateOption {
-	if fm := firstOf(q["fieldManager"]); fm != "" {
-		return []client.CreateOption{client.FieldOwner(fm)}
-	}
-	return nil
-}
-
-func firstOf(v []string) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return v[0]
-}
-
 // watch opens a watch stream fed by the process's view of the kind:
 // with sendInitialEvents, the objects the view shows then a bookmark
 // marking their end; otherwise the view's events since resourceVersion.
@@ -385,8 +426,13 @@ func firstOf(v []string) string {
 // resourceVersions too old to watch from (410 Expired, as an ERROR event)
 // are those from before the kind was served, where kube-apiserver's watch
 // cache for it begins.
-func (t *restTransport) watch(ns string, gvk schema.GroupVersionKind, q url.Values, meta bool) (any, int) {
-	gr := schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
+//
+// Known difference (not yet modelled): a watch with resourceVersion unset or
+// "0" and no sendInitialEvents starts at the present here; kube-apiserver
+// starts it with synthetic ADDED events for every object (and, with
+// WatchList on, defaults it to sendInitialEvents). client-go's reflector
+// never sends one (it lists, then watches from the list's resourceVersion).
+func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.GroupVersionKind, q url.Values, meta bool) (any, int) {
 	if t.cache == nil {
 		return errStatus(apierrors.NewMethodNotSupported(gr, "watch (this REST transport has no cache to serve watches from)"))
 	}
@@ -399,9 +445,9 @@ func (t *restTransport) watch(ns string, gvk schema.GroupVersionKind, q url.Valu
 	defer env.Unlock()
 	gk := gvk.GroupKind()
 	pos := t.cache.watchPos(gk)
-	rv := firstOf(q["resourceVersion"])
+	rv := q.Get("resourceVersion")
 	from := pos
-	initial := firstOf(q["sendInitialEvents"]) == "true"
+	initial := q.Get("sendInitialEvents") == "true"
 	if !initial && rv != "" && rv != "0" {
 		if from, err = strconv.ParseInt(rv, 10, 64); err != nil {
 			return errStatus(apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error()))

@@ -351,3 +351,103 @@ func TestRESTSeamDeleteCollectionOptions(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestRESTSeamListParameters: a list's limit, continue, resourceVersion and
+// resourceVersionMatch reach the server through the seam (they were dropped:
+// a paged list came back whole, a list at a future resourceVersion
+// succeeded), decoded and validated as kube-apiserver's list handler does.
+func TestRESTSeamListParameters(t *testing.T) {
+	f := newFixture(t, ctrlsim.ManagerOptions{})
+	ctx := t.Context()
+	cs, err := kubernetes.NewForConfig(f.mgr.GetConfig())
+	must(t, err)
+	for _, n := range []string{"a", "b", "c"} {
+		must(t, f.direct.Create(ctx, configMap(n, nil)))
+	}
+	cms := cs.CoreV1().ConfigMaps("default")
+	page, err := cms.List(ctx, metav1.ListOptions{Limit: 2})
+	must(t, err)
+	if len(page.Items) != 2 || page.Continue == "" || page.RemainingItemCount == nil || *page.RemainingItemCount != 1 {
+		t.Fatalf("first page: %d items, continue %q, remaining %v; want 2, a token, 1", len(page.Items), page.Continue, page.RemainingItemCount)
+	}
+	rest, err := cms.List(ctx, metav1.ListOptions{Limit: 2, Continue: page.Continue})
+	must(t, err)
+	if len(rest.Items) != 1 || rest.Items[0].Name != "c" || rest.Continue != "" {
+		t.Errorf("second page: %d items, continue %q; want c alone, no token", len(rest.Items), rest.Continue)
+	}
+	for _, tc := range []struct {
+		name string
+		opts metav1.ListOptions
+		want metav1.StatusReason
+	}{
+		{"future-rv", metav1.ListOptions{ResourceVersion: "999999"}, metav1.StatusReasonTimeout},
+		{"match-without-rv", metav1.ListOptions{ResourceVersionMatch: metav1.ResourceVersionMatchExact}, metav1.StatusReasonInvalid},
+		{"exact-rv-0", metav1.ListOptions{ResourceVersion: "0", ResourceVersionMatch: metav1.ResourceVersionMatchExact}, metav1.StatusReasonInvalid},
+		{"bad-continue", metav1.ListOptions{Continue: "not-a-token"}, metav1.StatusReasonBadRequest},
+		{"bad-label-selector", metav1.ListOptions{LabelSelector: "a in (b"}, metav1.StatusReasonBadRequest},
+	} {
+		_, err := cms.List(ctx, tc.opts)
+		if got := apierrors.ReasonForError(err); got != tc.want {
+			t.Errorf("list %s: %v (%s), want %s", tc.name, err, got, tc.want)
+		}
+	}
+	// A list at an exact past resourceVersion sees the past.
+	past := page.ResourceVersion
+	must(t, f.direct.Create(ctx, configMap("d", nil)))
+	old, err := cms.List(ctx, metav1.ListOptions{ResourceVersion: past, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	must(t, err)
+	if len(old.Items) != 3 {
+		t.Errorf("list at exact %s: %d items, want 3", past, len(old.Items))
+	}
+}
+
+// TestRESTSeamDryRun: dryRun on create, update and patch reaches the server
+// through the seam (it was dropped: a dry-run write was stored), and an
+// invalid dryRun value is a 422 as from the handlers.
+func TestRESTSeamDryRun(t *testing.T) {
+	f := newFixture(t, ctrlsim.ManagerOptions{})
+	ctx := t.Context()
+	cs, err := kubernetes.NewForConfig(f.mgr.GetConfig())
+	must(t, err)
+	cms := cs.CoreV1().ConfigMaps("default")
+	dry := []string{metav1.DryRunAll}
+	if _, err := cms.Create(ctx, configMap("a", map[string]string{"k": "v"}), metav1.CreateOptions{DryRun: dry}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Get(ctx, "a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after a dry-run create: %v, want NotFound", err)
+	}
+	created, err := cms.Create(ctx, configMap("a", map[string]string{"k": "v"}), metav1.CreateOptions{})
+	must(t, err)
+	upd := created.DeepCopy()
+	upd.Data["k"] = "dry"
+	out, err := cms.Update(ctx, upd, metav1.UpdateOptions{DryRun: dry})
+	must(t, err)
+	if out.Data["k"] != "dry" {
+		t.Errorf("dry-run update answered %v, want the updated object", out.Data)
+	}
+	if _, err := cms.Patch(ctx, "a", types.MergePatchType, []byte(`{"data":{"k":"dry"}}`), metav1.PatchOptions{DryRun: dry}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cms.Get(ctx, "a", metav1.GetOptions{})
+	must(t, err)
+	if got.Data["k"] != "v" || got.ResourceVersion != created.ResourceVersion {
+		t.Errorf("after dry-run update and patch: data %v rv %s, want unchanged (rv %s)", got.Data, got.ResourceVersion, created.ResourceVersion)
+	}
+	for name, err := range map[string]error{
+		"create": func() error { _, err := cms.Create(ctx, configMap("b", nil), metav1.CreateOptions{DryRun: []string{"Some"}}); return err }(),
+		"update": func() error { _, err := cms.Update(ctx, got, metav1.UpdateOptions{DryRun: []string{"Some"}}); return err }(),
+		"patch": func() error {
+			_, err := cms.Patch(ctx, "a", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{DryRun: []string{"Some"}})
+			return err
+		}(),
+		"apply-without-manager": func() error {
+			_, err := cms.Patch(ctx, "a", types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"ConfigMap"}`), metav1.PatchOptions{})
+			return err
+		}(),
+	} {
+		if !apierrors.IsInvalid(err) {
+			t.Errorf("%s with invalid options: %v, want Invalid", name, err)
+		}
+	}
+}
