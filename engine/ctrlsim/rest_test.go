@@ -435,8 +435,14 @@ func TestRESTSeamDryRun(t *testing.T) {
 		t.Errorf("after dry-run update and patch: data %v rv %s, want unchanged (rv %s)", got.Data, got.ResourceVersion, created.ResourceVersion)
 	}
 	for name, err := range map[string]error{
-		"create": func() error { _, err := cms.Create(ctx, configMap("b", nil), metav1.CreateOptions{DryRun: []string{"Some"}}); return err }(),
-		"update": func() error { _, err := cms.Update(ctx, got, metav1.UpdateOptions{DryRun: []string{"Some"}}); return err }(),
+		"create": func() error {
+			_, err := cms.Create(ctx, configMap("b", nil), metav1.CreateOptions{DryRun: []string{"Some"}})
+			return err
+		}(),
+		"update": func() error {
+			_, err := cms.Update(ctx, got, metav1.UpdateOptions{DryRun: []string{"Some"}})
+			return err
+		}(),
 		"patch": func() error {
 			_, err := cms.Patch(ctx, "a", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{DryRun: []string{"Some"}})
 			return err
