@@ -33,7 +33,15 @@
 //   - managed fields and server-side apply, through apimachinery's
 //     managedfields.FieldManager (structured-merge-diff), with type converters
 //     built from client-go's built-in schemas and, for CRDs, from the CRD's
-//     OpenAPI schema via apiextensions-apiserver's own builder.
+//     OpenAPI schema via apiextensions-apiserver's own builder. The field
+//     manager runs before object metadata is validated, as kube-apiserver's
+//     handlers run it before rest.BeforeCreate/BeforeUpdate: managedFields
+//     [{}] resets them, entries it cannot decode are replaced by the live
+//     object's; the managed fields are validated as it leaves them
+//     (write.go withoutManagedFields; fidelity cases mf/*).
+//   - delete options are validated as the handlers validate them
+//     (ValidateDeleteOptions: 422 on the DeleteOptions kind), on delete and
+//     deletecollection; a deletecollection honours dry run.
 //   - CRD structural defaulting and pruning, via apiextensions-apiserver.
 //   - patches with the libraries kube-apiserver uses (json-patch v4,
 //     strategicpatch). A JSON merge patch that is a JSON object is merged

@@ -53,7 +53,16 @@ import (
 // /apis, each group version's resource list) otherwise, /version, and
 // OpenAPI v3 (openapi.go).
 // Protobuf request bodies are decoded with the scheme's protobuf
-// serializer; responses are JSON.
+// serializer; responses are JSON. Request options are read as the
+// handlers read them: query parameters through the meta internal
+// version's ParameterCodec (CreateOptions, UpdateOptions, PatchOptions,
+// ListOptions), a DELETE's DeleteOptions from its body (or its query), and
+// validated with apimachinery's Validate*Options (422). They reach the
+// server whole: the client is called with the options as decoded, never
+// rebuilt from controller-runtime's top-level fields (whose
+// AsDeleteOptions once dropped every delete option that came in Raw).
+// Not read: a get's resourceVersion (a get is served at the present), a
+// watch's timeoutSeconds; see watch for its resourceVersion.
 type restTransport struct {
 	c     *Client
 	cache *Cache // feeds watches; nil: watches refused

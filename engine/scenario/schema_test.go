@@ -48,20 +48,39 @@ func validateSchema(sch *jsonschema.Schema, data []byte) error {
 func scenarioFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
-	for _, pattern := range []string{
-		filepath.Join("testdata", "valid", "*.json"),
-		filepath.Join("..", "..", "scenarios", "*", "*.json"),
+	// Each source must give files of its own: the corpus's scenarios moving
+	// away must fail this test, not leave it checking testdata alone.
+	for _, src := range []struct {
+		pattern string
+		min     int
+	}{
+		{filepath.Join("testdata", "valid", "*.json"), 1},
+		// One scenario per project at least.
+		{filepath.Join("..", "..", "scenarios", "*", "*.json"), len(projectDirs(t))},
 	} {
-		m, err := filepath.Glob(pattern)
+		m, err := filepath.Glob(src.pattern)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(m) < src.min || len(m) == 0 {
+			t.Fatalf("%s: found %d scenario files, want at least %d (did the scenarios move?)", src.pattern, len(m), max(src.min, 1))
+		}
 		files = append(files, m...)
 	}
-	if len(files) < 3 {
-		t.Fatalf("found only %v", files)
-	}
 	return files
+}
+
+// projectDirs are the corpus's projects (projects/<name>).
+func projectDirs(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join("..", "..", "projects", "*", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) == 0 {
+		t.Fatal("no projects/*/go.mod found from engine/scenario")
+	}
+	return m
 }
 
 // TestScenariosConform decodes and validates every scenario file and checks

@@ -106,7 +106,9 @@ func checkSmoke(t *testing.T, st explore.State) {
 			t.Errorf("Machine %s: Node %s does not exist", m.GetName(), node)
 		}
 		im := enginetest.FindObject(st, "infrastructure.cluster.x-k8s.io/v1beta2", "TestInfrastructureMachine", m.GetNamespace(), infra)
-		if p, _, _ := unstructured.NestedBool(im.Object, "status", "initialization", "provisioned"); im == nil || !p {
+		if im == nil {
+			t.Errorf("Machine %s: infrastructure machine %s does not exist", m.GetName(), infra)
+		} else if p, _, _ := unstructured.NestedBool(im.Object, "status", "initialization", "provisioned"); !p {
 			t.Errorf("Machine %s: infrastructure machine %s not provisioned", m.GetName(), infra)
 		}
 	}
