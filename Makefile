@@ -114,18 +114,25 @@ mermaid-check:
 findings-index:
 	cd engine && go run ./cmd/findings-index -root ..
 
-# Moves a project's pin (MODULE defaults to the project's upstream, named in
-# projects/<name>/UPSTREAM; any module of its build list may be moved, e.g.
-# the library that holds the buggy code), rebuilds and vets the harness
-# (failure: "harness broken"), then re-runs every finding of the project
-# afresh (not by replay: a new upstream may legitimately take other steps)
-# and reports per finding: still reproduces / no longer reproduces (candidate
-# fixed-upstream) / harness broken. The new pin stays for review.
+# Moves a project's pin (MODULE defaults to the project's upstream, the first
+# line of projects/<name>/UPSTREAM; any module of its build list may be moved,
+# e.g. the library that holds the buggy code) and, with the upstream, the
+# sibling modules UPSTREAM's other lines declare, to the versions the new
+# release's go.mod requires (engine/cmd/bump-pin: one go get, tidy, then a
+# check that each moved module is where it was sent; "modules not aligned"
+# names the module and versions where that cannot be done). Then it rebuilds
+# and vets the harness (failure: "harness broken"), re-runs every finding of
+# the project afresh (not by replay: a new upstream may legitimately take
+# other steps) and reports per finding: still reproduces / no longer
+# reproduces (candidate fixed-upstream) / harness broken. The new pin stays
+# for review.
 bump:
 	@test -n "$(PROJECT)" -a -n "$(VERSION)" || { echo "usage: make bump PROJECT=fluxcd VERSION=v1.8.0 [MODULE=path]" >&2; exit 2; }
-	@mod=$${MODULE:-$$(cat projects/$(PROJECT)/UPSTREAM)}; \
-	echo "== $(PROJECT): $$mod $$(cd projects/$(PROJECT) && go list -m -f '{{.Version}}' $$mod) -> $(VERSION)"; \
-	cd projects/$(PROJECT) && go get $$mod@$(VERSION) && go mod tidy && go build ./... && go vet ./... \
+	@mkdir -p out && (cd engine && go build -o ../out/bump-pin ./cmd/bump-pin) || { echo "make bump: building engine/cmd/bump-pin failed" >&2; exit 2; }
+	@mod=$${MODULE:-$$(sed -n 1p projects/$(PROJECT)/UPSTREAM)}; \
+	out/bump-pin -project '$(PROJECT)' -version '$(VERSION)' -module "$$mod"; rc=$$?; \
+	case $$rc in 0|1) ;; 3) exit 1 ;; *) exit $$rc ;; esac; \
+	{ test $$rc -eq 0 && cd projects/$(PROJECT) && go build ./... && go vet ./...; } \
 	  || { echo "$(PROJECT): harness broken at $$mod@$(VERSION) (dependency resolution or build; see above)"; exit 1; }; \
 	CTRLBUGS_MODE=bump go test -count=1 -run 'TestFindings' -v . 2>&1 | grep -E '^[a-z0-9]+-[a-z0-9]+: ' ; \
 	echo "pin moved; review git diff projects/$(PROJECT)/go.mod, then re-record (make record) or revert"

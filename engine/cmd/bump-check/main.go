@@ -3,7 +3,8 @@
 // that the module registry serves and are newer than the pin (or takes the
 // versions it is given), runs the Makefile's bump procedure for each in a
 // scratch copy of the repository (`make bump PROJECT=p VERSION=v`: go get,
-// tidy, build, vet, then every finding afresh), and prints one line per
+// with the sibling modules UPSTREAM declares, tidy, build, vet, then every
+// finding afresh), and prints one line per
 // finding: still reproduces, no longer reproduces (candidate fixed-upstream),
 // still refuted, no longer refuted, or harness broken; then a summary table.
 //
@@ -38,6 +39,7 @@ import (
 	"time"
 
 	"github.com/ctrlbugs/corpus/engine/finding"
+	"github.com/ctrlbugs/corpus/engine/internal/upstream"
 )
 
 // check is one project on one version, or a project that could not be
@@ -61,7 +63,7 @@ func main() {
 	var c config
 	flag.StringVar(&c.root, "root", ".", "repository root (the directory holding go.work)")
 	flag.StringVar(&c.project, "project", "", "check only this project (PROJECT=)")
-	flag.StringVar(&c.module, "module", "", "move this module of the project's build list instead of the one named in UPSTREAM (MODULE=)")
+	flag.StringVar(&c.module, "module", "", "move this module of the project's build list instead of the one named first in UPSTREAM, without its siblings (MODULE=)")
 	flag.StringVar(&c.versions, "versions", "", "check these versions, comma- or space-separated, instead of the newer served releases (VERSIONS=)")
 	flag.IntVar(&c.max, "max", 3, "check at most this many of the newest newer releases per project; 0: all (MAX=)")
 	flag.BoolVar(&c.pre, "pre", false, "include pre-releases (PRE=)")
@@ -129,10 +131,16 @@ func run(ctx context.Context, c config) ([]check, error) {
 				ids = append(ids, f.ID)
 			}
 		}
-		module := c.module
-		if module == "" {
-			if module, err = readUpstream(root, p); err != nil {
-				return nil, err
+		up, err := upstream.Read(root, p)
+		if err != nil {
+			return nil, err
+		}
+		module, siblings := c.module, ""
+		if module == "" || module == up.Main {
+			// make bump moves the siblings with the upstream module.
+			module = up.Main
+			if len(up.Siblings) > 0 {
+				siblings = fmt.Sprintf(" with %s as its release requires", strings.Join(up.Siblings, ", "))
 			}
 		}
 		dir := filepath.Join(root, "projects", p)
@@ -170,7 +178,7 @@ func run(ctx context.Context, c config) ([]check, error) {
 				continue
 			}
 		}
-		fmt.Fprintf(c.stdout, "== %s: %s pinned at %s; checking %s (%d findings)\n", p, module, pinned, strings.Join(versions, " "), len(ids))
+		fmt.Fprintf(c.stdout, "== %s: %s pinned at %s; checking %s%s (%d findings)\n", p, module, pinned, strings.Join(versions, " "), siblings, len(ids))
 		for _, v := range versions {
 			ch := bump(ctx, scratch, root, files, logs, p, module, v, ids)
 			prefix := fmt.Sprintf("%s %s@%s", p, module, v)
@@ -283,19 +291,6 @@ func selectProjects(root, only string) ([]string, error) {
 		out = append(out, filepath.Base(filepath.Dir(p)))
 	}
 	return out, nil
-}
-
-func readUpstream(root, project string) (string, error) {
-	path := filepath.Join("projects", project, "UPSTREAM")
-	data, err := os.ReadFile(filepath.Join(root, path))
-	if err != nil {
-		return "", err
-	}
-	m := strings.TrimSpace(string(data))
-	if m == "" || strings.ContainsAny(m, " \t\n") {
-		return "", fmt.Errorf("%s: want one module path, got %q", path, m)
-	}
-	return m, nil
 }
 
 // goList runs `go list` in dir (in the real tree: it only reads).

@@ -64,6 +64,12 @@ var bumpLine = []struct {
 // tidy, build or vet fails: every finding of the project is then broken.
 func buildBroken(project string) string { return project + ": harness broken at " }
 
+// notAligned starts the line engine/cmd/bump-pin (run by the bump target)
+// prints when the upstream module and its declared siblings cannot be
+// moved to the versions the new release requires; it names each module and
+// its versions. The bump target then exits without its harness-broken line.
+func notAligned(project string) string { return project + ": modules not aligned at " }
+
 // findingLine matches the Makefile's own filter for finding lines.
 var findingLine = regexp.MustCompile(`^([a-z0-9]+-[a-z0-9]+): (.*)$`)
 
@@ -74,10 +80,14 @@ var findingLine = regexp.MustCompile(`^([a-z0-9]+-[a-z0-9]+): (.*)$`)
 func classify(project string, findings []string, output string, exitErr error) ([]result, error) {
 	lines := strings.Split(output, "\n")
 	if exitErr != nil {
-		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, buildBroken(project)) }) {
+		o, detail := harnessBroken, ""
+		if i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, notAligned(project)) }); i >= 0 {
+			detail = "modules not aligned at " + strings.TrimPrefix(lines[i], notAligned(project))
+		} else if slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, buildBroken(project)) }) {
+			detail = "dependency resolution, build or vet failed: " + firstError(lines)
+		} else {
 			return nil, fmt.Errorf("make bump failed without reporting a broken harness: %v", exitErr)
 		}
-		o, detail := harnessBroken, "dependency resolution, build or vet failed: "+firstError(lines)
 		if mods := unserved(lines); mods != nil {
 			if len(mods) > 3 {
 				mods = append(mods[:3], fmt.Sprintf("and %d more (see the log)", len(mods)-3))

@@ -97,6 +97,28 @@ func TestClassify(t *testing.T) {
 			},
 		},
 		{
+			// bump-pin: the release no longer requires a declared sibling.
+			name:   "siblings not aligned",
+			output: head + "fluxcd: modules not aligned at github.com/fluxcd/source-controller@v1.10.0: github.com/fluxcd/pkg/artifact: github.com/fluxcd/source-controller@v1.10.0's go.mod does not require it\n",
+			exit:   true,
+			want: []result{
+				{"fluxcd-f1", harnessBroken, "modules not aligned at github.com/fluxcd/source-controller@v1.10.0: github.com/fluxcd/pkg/artifact: github.com/fluxcd/source-controller@v1.10.0's go.mod does not require it"},
+				{"fluxcd-f2", harnessBroken, "modules not aligned at github.com/fluxcd/source-controller@v1.10.0: github.com/fluxcd/pkg/artifact: github.com/fluxcd/source-controller@v1.10.0's go.mod does not require it"},
+			},
+		},
+		{
+			// bump-pin: the version a sibling must move to is not served.
+			name: "sibling not served",
+			output: head + "go: github.com/fluxcd/pkg/artifact@v0.18.3: reading https://proxy.example/github.com/fluxcd/pkg/artifact/@v/v0.18.3.info: 403 Forbidden\n" +
+				"\tserver response: This module version is not available.\n" +
+				"fluxcd: modules not aligned at github.com/fluxcd/source-controller@v1.9.6: github.com/fluxcd/pkg/artifact: no version the registry serves (tried v0.18.3 (what github.com/fluxcd/source-controller@v1.9.6's go.mod requires); see above)\n",
+			exit: true,
+			want: []result{
+				{"fluxcd-f1", notServed, "github.com/fluxcd/pkg/artifact@v0.18.3 (403 Forbidden)"},
+				{"fluxcd-f2", notServed, "github.com/fluxcd/pkg/artifact@v0.18.3 (403 Forbidden)"},
+			},
+		},
+		{
 			name: "registry unreachable",
 			output: head + "go: github.com/x/y@v1.0.0: Get \"https://proxy.example/x/y/@v/v1.0.0.mod\": dial tcp: lookup proxy.example: no such host\n" +
 				"fluxcd: harness broken at github.com/x/y@v1.0.0 (dependency resolution or build; see above)\n",
