@@ -126,7 +126,7 @@ func compileTrigger(scn *scenario.Scenario, field string, t *scenario.Trigger) (
 	errf := func(field, format string, a ...any) error {
 		return &scenario.Error{File: scn.File(), Field: field, Msg: fmt.Sprintf(format, a...)}
 	}
-	out := &explore.Trigger{Step: t.Step}
+	out := &explore.Trigger{Step: t.Step, Name: field}
 	if t.Time != nil {
 		d := t.Time.Duration
 		out.Time = &d

@@ -65,7 +65,7 @@ func traceVerdicts(oracles []compiledOracle, vs []oracle.Verdict) []trace.Verdic
 // records gathers what the oracles judge from a finished run: the same
 // records the trace keeps.
 func records(oracles []compiledOracle, r *explore.Result) *oracle.Records {
-	recs := &oracle.Records{Writes: r.WriteRecords, Panics: r.Panics, Snapshots: r.Snapshots,
+	recs := &oracle.Records{Writes: r.WriteRecords, Panics: r.Panics, Snapshots: r.Snapshots, Triggers: r.TriggerErrors,
 		Final: oracle.EndState{Step: r.Final.Step, Time: r.Final.Time}}
 	for _, o := range oracles {
 		if o.inv >= 0 {

@@ -71,6 +71,9 @@ type RunOutcome struct {
 	Steps int
 	// Applied says how often each perturbation applied.
 	Applied []explore.Applied
+	// TriggerErrors are the triggers whose `when` could not be evaluated,
+	// each one's first error; with any, every verdict is an error.
+	TriggerErrors []oracle.TriggerError
 }
 
 // Failed reports whether any oracle failed (as opposed to holding or
@@ -132,7 +135,8 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 	}
 	out := &Outcome{Scenario: scn.Name, Mode: mode}
 	add := func(label string, r *explore.Result) {
-		ro := &RunOutcome{Label: label, FinalHash: r.FinalHash, Final: r.Final, Writes: r.Writes, Stop: r.Stop, Steps: r.Steps, Applied: r.Applied}
+		ro := &RunOutcome{Label: label, FinalHash: r.FinalHash, Final: r.Final, Writes: r.Writes, Stop: r.Stop, Steps: r.Steps, Applied: r.Applied,
+			TriggerErrors: r.TriggerErrors}
 		recs := records(oracles, r)
 		ro.Verdicts = evaluate(oracles, recs)
 		ro.Trace = r.Finish(recs, traceVerdicts(oracles, ro.Verdicts))
@@ -274,6 +278,9 @@ func checkApplied(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) err
 			if _, ok := p.(explore.Scheduler); ok {
 				why = "two of the controllers (or worker items) it covers were never ready at once while its window was open"
 			}
+			if e, ok := windowTriggerError(out, i); ok {
+				why += "; " + e.String()
+			}
 			errs = append(errs, &scenario.Error{File: scn.File(), Field: fmt.Sprintf("perturbations[%d]", i),
 				Msg: fmt.Sprintf("%s never applied in %d run(s): %s", p.Describe(), len(out.Runs), why)})
 		}
@@ -282,6 +289,20 @@ func checkApplied(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) err
 		return nil
 	}
 	return errs
+}
+
+// windowTriggerError returns the first evaluation error of a trigger of
+// perturbation i's window in the runs, if any.
+func windowTriggerError(out *Outcome, i int) (oracle.TriggerError, bool) {
+	prefix := fmt.Sprintf("perturbations[%d].", i)
+	for _, r := range out.Runs {
+		for _, e := range r.TriggerErrors {
+			if strings.HasPrefix(e.Trigger, prefix) {
+				return e, true
+			}
+		}
+	}
+	return oracle.TriggerError{}, false
 }
 
 // oracleDrift compares the oracles a trace was judged by with the

@@ -50,10 +50,15 @@ type Trigger struct {
 	Step       *int
 	Time       *time.Duration
 	AfterWrite *WriteRef
-	// When is a predicate over the state, evaluated between steps.
+	// When is a predicate over the state, evaluated between steps. An
+	// error is not false: the trigger does not fire in that state, and its
+	// first error is recorded (Result.TriggerErrors, a note in the trace).
 	When func(State) (bool, error)
 	// Desc names the trigger in traces.
 	Desc string
+	// Name names the trigger in errors: the scenario field it came from,
+	// such as "actions[1].at" ("": Desc).
+	Name string
 }
 
 // Window is a span of the run: from a trigger until another (or for a

@@ -82,7 +82,10 @@
 // re-listed at the current view, pending timers lost. User actions apply at
 // a step, a virtual time, after a controller's Nth write, when a predicate
 // first holds (evaluated between steps), or at each step of a range the
-// search explores.
+// search explores. A predicate that cannot be evaluated does not hold, and
+// is not taken as false either: each trigger's first error goes in the
+// result ([Result].TriggerErrors) and in the trace as a note, and the
+// oracles make every verdict of the run an error.
 //
 // # State
 //

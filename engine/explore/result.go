@@ -52,6 +52,9 @@ type Result struct {
 	WriteRecords []oracle.WriteRecord
 	// Applied has one entry per Config.Perturbations, in order.
 	Applied []Applied
+	// TriggerErrors are the first evaluation error of each trigger whose
+	// predicate (When) failed, in the order they happened.
+	TriggerErrors []oracle.TriggerError
 
 	tw *trace.Writer
 }

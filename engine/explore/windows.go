@@ -3,6 +3,8 @@ package explore
 import (
 	"fmt"
 	"time"
+
+	"github.com/ctrlbugs/corpus/engine/oracle"
 )
 
 // active is one perturbation in one run: its window's state and how often
@@ -36,13 +38,33 @@ func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
 		if state == nil {
 			return false, now
 		}
-		ok, err := t.When(state())
+		st := state()
+		ok, err := t.When(st)
 		if err != nil {
-			w.note(fmt.Sprintf("trigger %s: %v", t.Desc, err))
+			w.triggerFailed(t, st, err)
+			return false, now
 		}
-		return ok && err == nil, now
+		return ok, now
 	}
 	return false, now
+}
+
+// triggerFailed records the first evaluation error of a trigger's
+// predicate, in the result and as a note; later errors of the same
+// trigger are not recorded again.
+func (w *world) triggerFailed(t *Trigger, st State, err error) {
+	name := t.Name
+	if name == "" {
+		name = descTrigger(t)
+	}
+	for _, e := range w.res.TriggerErrors {
+		if e.Trigger == name && e.Desc == t.Desc {
+			return
+		}
+	}
+	e := oracle.TriggerError{Trigger: name, Desc: t.Desc, Step: st.Step, Time: st.Time, Err: err.Error()}
+	w.res.TriggerErrors = append(w.res.TriggerErrors, e)
+	w.note(e.String() + "; every verdict of this run is an error")
 }
 
 func (w *world) countWrites(ref *WriteRef) int {

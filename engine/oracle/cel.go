@@ -171,6 +171,16 @@ func newEnv(p *Predicate) (*cel.Env, error) {
 					_, ok := idx.byKey[key]
 					return types.Bool(ok)
 				}))),
+		cel.Function("deleting",
+			cel.Overload("deleting_string_string_string_string",
+				[]*cel.Type{str, str, str, str}, cel.BoolType,
+				cel.FunctionBinding(func(args ...ref.Val) ref.Val {
+					idx, key, err := p.lookupArgs(args)
+					if err != nil {
+						return types.NewErr("deleting: %v", err)
+					}
+					return types.Bool(beingDeleted(idx.byKey[key]))
+				}))),
 		cel.Function("objectsOf",
 			cel.Overload("objectsOf_string_string",
 				[]*cel.Type{str, str}, cel.ListType(cel.MapType(cel.StringType, cel.DynType)),
@@ -203,6 +213,14 @@ func (p *Predicate) index() *index {
 		p.idx = newIndex(p.objs)
 	}
 	return p.idx
+}
+
+// beingDeleted reports whether o exists and has metadata.deletionTimestamp
+// set: the server accepted its deletion and finalizers hold it.
+func beingDeleted(o map[string]any) bool {
+	md, _ := o["metadata"].(map[string]any)
+	ts, ok := md["deletionTimestamp"]
+	return ok && ts != nil && ts != ""
 }
 
 func (p *Predicate) lookupArgs(args []ref.Val) (*index, objKey, error) {

@@ -46,6 +46,8 @@ func TestCompileCEL(t *testing.T) {
 		{name: "flux observedGeneration", expr: bucketObserved},
 		{name: "has on map", expr: `has(object('v1','ConfigMap','default','a').data)`},
 		{name: "exists", expr: `exists('v1','ConfigMap','default','a')`},
+		{name: "deleting", expr: `deleting('v1','ConfigMap','default','a')`},
+		{name: "deleting wrong arity", expr: `deleting('v1','ConfigMap','a')`, wantErr: "found no matching overload"},
 		{name: "objectsOf size", expr: `size(objectsOf('v1','ConfigMap')) == 2`},
 		{name: "objects comprehension", expr: `objects.all(o, o.kind != 'Secret')`},
 		{name: "time and step", expr: `time < duration('1m') && step >= 0`},
@@ -196,5 +198,46 @@ func TestCheckCEL(t *testing.T) {
 				t.Errorf("CheckCEL(%q) = %v, CompileCEL gives %v", expr, got, want)
 			}
 		}
+	}
+}
+
+// TestDeleting: deleting is true exactly for an object that exists and has
+// metadata.deletionTimestamp set, the state exists alone does not tell
+// from an object that stays.
+func TestDeleting(t *testing.T) {
+	const ts = "2025-01-01T00:00:00Z"
+	held := obj("v1", "ConfigMap", "default", "a", map[string]any{"metadata": map[string]any{"deletionTimestamp": ts, "finalizers": []any{"example.com/hold"}}})
+	live := obj("v1", "ConfigMap", "default", "a", nil)
+	node := obj("v1", "Node", "", "n1", map[string]any{"metadata": map[string]any{"deletionTimestamp": ts}})
+	empty := obj("v1", "ConfigMap", "default", "a", map[string]any{"metadata": map[string]any{"deletionTimestamp": nil}})
+	tests := []struct {
+		name string
+		expr string
+		objs []*unstructured.Unstructured
+		want bool
+	}{
+		{name: "being deleted", expr: `deleting('v1','ConfigMap','default','a')`, objs: []*unstructured.Unstructured{held}, want: true},
+		{name: "exists while being deleted", expr: `exists('v1','ConfigMap','default','a')`, objs: []*unstructured.Unstructured{held}, want: true},
+		{name: "present and staying", expr: `exists('v1','ConfigMap','default','a') && !deleting('v1','ConfigMap','default','a')`, objs: []*unstructured.Unstructured{live}, want: true},
+		{name: "not being deleted", expr: `deleting('v1','ConfigMap','default','a')`, objs: []*unstructured.Unstructured{live}},
+		{name: "absent", expr: `deleting('v1','ConfigMap','default','a')`},
+		{name: "other namespace", expr: `deleting('v1','ConfigMap','other','a')`, objs: []*unstructured.Unstructured{held}},
+		{name: "null timestamp", expr: `deleting('v1','ConfigMap','default','a')`, objs: []*unstructured.Unstructured{empty}},
+		{name: "cluster-scoped", expr: `deleting('v1','Node','','n1')`, objs: []*unstructured.Unstructured{node}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := CompileCEL(tt.expr)
+			if err != nil {
+				t.Fatalf("CompileCEL: %v", err)
+			}
+			got, err := p.Eval(State{Objects: tt.objs})
+			if err != nil {
+				t.Fatalf("Eval: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("Eval = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -12,7 +12,7 @@
 // The oracles are:
 //
 //   - [CompileCEL] and [CheckFinal]: CEL predicates over the cluster state
-//     ([State]) with the helpers object, exists and objectsOf. "Always"
+//     ([State]) with the helpers object, exists, deleting and objectsOf. "Always"
 //     predicates are evaluated by the explorer after every state change,
 //     as the run goes (it keeps no list of states).
 //   - [NonConvergence]: the controllers kept rewriting the cluster.
@@ -28,9 +28,18 @@
 // content, as maps), time (a duration: virtual time since the run started)
 // and step (an int), and the functions
 //
-//	object(apiVersion, kind, namespace, name) -> map or null
-//	exists(apiVersion, kind, namespace, name) -> bool
-//	objectsOf(apiVersion, kind)               -> list of maps
+//	object(apiVersion, kind, namespace, name)   -> map or null
+//	exists(apiVersion, kind, namespace, name)   -> bool
+//	deleting(apiVersion, kind, namespace, name) -> bool
+//	objectsOf(apiVersion, kind)                 -> list of maps
+//
+// exists is true for an object that is being deleted: a delete the server
+// accepted leaves an object with finalizers in the store, with
+// metadata.deletionTimestamp set, until the last finalizer is removed.
+// deleting is true exactly then (the object exists and has a
+// deletionTimestamp), so the in-between state can be named:
+// exists(...) && !deleting(...) is "present and not going away", and
+// deleting(...) is "deleted, held by its finalizers".
 //
 // Cluster-scoped objects have the namespace "". objectsOf returns objects
 // sorted by namespace then name. cel-go's ext.Strings and ext.Bindings
@@ -51,6 +60,9 @@
 // that does not exist (object returns null). Guard with has(...) or
 // exists(...) when absence is a legitimate state. This is deliberate: an
 // invariant that silently passes because its assumption broke hides bugs.
+// The same holds for a scenario's triggers (`when`): a trigger whose
+// predicate cannot be evaluated is recorded ([Records].Triggers, its first
+// error) and makes every verdict of the run an error naming it ([Judge]).
 //
 // One [Predicate] serialises its own evaluations (the helper functions are
 // bound to the state under evaluation); compile one predicate per goroutine

@@ -23,6 +23,10 @@ type Records struct {
 	// after every state change. The states themselves are not kept: an
 	// "always" oracle is re-judged from this record, not re-evaluated.
 	Invariants []Invariant `json:"invariants,omitempty"`
+	// Triggers are the scenario's `when` predicates that could not be
+	// evaluated, each trigger's first error in order: with any, every
+	// verdict of the run is an error (see [TriggerError]).
+	Triggers []TriggerError `json:"triggers,omitempty"`
 	// Final is the state the run ended in.
 	Final EndState `json:"final"`
 }
@@ -112,13 +116,20 @@ var judges = map[string]func(s Spec, r *Records) Verdict{
 }
 
 // Judge evaluates one oracle over one run's records and names the verdict.
-// An unknown type or a malformed definition is a verdict with Err set.
+// An unknown type or a malformed definition is a verdict with Err set, and
+// so is every verdict of a run whose triggers could not be evaluated
+// (Records.Triggers): its Err names the first such trigger, its Evidence
+// keeps what the oracle said of the run as it went.
 func Judge(s Spec, r *Records) Verdict {
 	j, ok := judges[s.Type]
 	if !ok {
 		return Verdict{Type: s.Type, Err: fmt.Sprintf("unknown oracle type %q (known: %s)", s.Type, strings.Join(Types, ", "))}.Named(s.Name)
 	}
-	return j(s, r).Named(s.Name)
+	v := j(s, r)
+	if len(r.Triggers) > 0 {
+		v = unfollowed(v, r.Triggers)
+	}
+	return v.Named(s.Name)
 }
 
 func judgeCEL(s Spec, r *Records) Verdict {

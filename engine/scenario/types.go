@@ -76,7 +76,10 @@ type Trigger struct {
 	// Time fires at this virtual time since the start.
 	Time *Duration `json:"time,omitempty"`
 	// When fires at the first state where this CEL predicate is true; it
-	// has the oracle package's environment.
+	// has the oracle package's environment. A state it cannot be evaluated
+	// on (a missing field selected without has(...)) does not fire it and
+	// is not false: the error is recorded and every verdict of the run is
+	// an error naming this field.
 	When string `json:"when,omitempty"`
 	// AfterWrite fires right after a given write of a controller.
 	AfterWrite *WriteRef `json:"afterWrite,omitempty"`

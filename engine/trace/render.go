@@ -135,13 +135,17 @@ final:
 			fmt.Fprintf(&b, "           perturbation applied %d times: %s\n", a.Times, a.Perturbation)
 		}
 		for _, v := range f.Verdicts {
-			verdict := "HOLDS"
+			verdict, text := "HOLDS", v.Evidence
 			if v.Err != "" {
-				verdict = "ERROR"
+				// The error first: it is why there is no verdict.
+				verdict, text = "ERROR", v.Err
+				if v.Evidence != "" {
+					text += " [" + v.Evidence + "]"
+				}
 			} else if !v.Holds {
 				verdict = "FAILS"
 			}
-			fmt.Fprintf(&b, "           oracle %s (%s): %s %s\n", v.Oracle, v.Type, verdict, clip(v.Evidence+v.Err, 300))
+			fmt.Fprintf(&b, "           oracle %s (%s): %s %s\n", v.Oracle, v.Type, verdict, clip(text, 300))
 		}
 	}
 	return b.String()
