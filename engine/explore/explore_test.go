@@ -307,3 +307,33 @@ func TestReplayDetectsTampering(t *testing.T) {
 		}
 	})
 }
+
+// TestResultTraceOnlyAfterFinish: a run's trace is there only once Finish
+// has written its final record; reading it before is a panic, not an empty
+// trace two runs could agree on (a smoke test once compared nil with nil).
+func TestResultTraceOnlyAfterFinish(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		var mirrors []*sample.Mirror
+		cfg := mirrorConfig(t, &mirrors)
+		cfg.MaxSteps = 5
+		r, err := explore.Run(t.Context(), cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("Trace before Finish did not panic")
+				}
+			}()
+			_ = r.Trace()
+		}()
+		got := r.Finish(nil, nil)
+		if len(got) == 0 || !bytes.Equal(r.Trace(), got) {
+			t.Errorf("Trace after Finish: %d bytes, Finish returned %d", len(r.Trace()), len(got))
+		}
+		if again := r.Finish(nil, nil); !bytes.Equal(again, got) {
+			t.Error("a second Finish changed the trace")
+		}
+	})
+}

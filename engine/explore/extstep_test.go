@@ -98,7 +98,7 @@ func TestExternalSteps(t *testing.T) {
 						Horizon:       time.Minute,
 					}
 					r, tr := runTrace(t, cfg)
-					traces[i] = r.Trace
+					traces[i] = r.Trace()
 					var got []string
 					for _, s := range tr.Steps {
 						got = append(got, s.Controller+" "+s.Request+" "+s.Result)

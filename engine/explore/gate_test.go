@@ -52,7 +52,7 @@ func TestCrashOutsideReconcile(t *testing.T) {
 						Horizon:       time.Minute,
 					}
 					r, tr := runTrace(t, cfg)
-					traces[i] = r.Trace
+					traces[i] = r.Trace()
 					b := find(r.Final, "ConfigMap", "beacon")
 					if b == nil || b.Object["data"].(map[string]any)["since"] != tc.wantSince {
 						t.Errorf("beacon %v, want since=%s", b, tc.wantSince)
@@ -130,8 +130,8 @@ func TestCallGateOrdersGoroutines(t *testing.T) {
 				t.Errorf("a created at revision %d, z at %d: want a first (the gate releases the least key first)", ra, rz)
 			}
 			if i == 0 {
-				first = r.Trace
-			} else if !bytes.Equal(first, r.Trace) {
+				first = r.Trace()
+			} else if !bytes.Equal(first, r.Trace()) {
 				t.Errorf("run %d differs from the first", i)
 			}
 		})

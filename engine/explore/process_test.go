@@ -226,7 +226,7 @@ func TestRunnableGoroutines(t *testing.T) {
 				Horizon: time.Minute,
 			}
 			r, tr := runTrace(t, cfg)
-			traces[i] = r.Trace
+			traces[i] = r.Trace()
 			pinged := find(r.Final, "ConfigMap", "pinged")
 			if pinged == nil {
 				t.Fatal("the channel source never drove the controller")
@@ -299,9 +299,9 @@ func TestRESTSeamInformer(t *testing.T) {
 						cfg.Perturbations = []explore.Perturbation{perturb.Staleness{Controller: "recorder", Kind: cmGK, Mode: perturb.ModeFrozen}}
 					}
 					r, _ := runTrace(t, cfg)
-					traces[i] = r.Trace
+					traces[i] = r.Trace()
 					if os.Getenv("DUMP") != "" {
-						t.Logf("%s", r.Trace)
+						t.Logf("%s", r.Trace())
 					}
 					seen := find(r.Final, "ConfigMap", "seen")
 					if seen == nil {
@@ -373,9 +373,9 @@ func TestBlockingReconcileYields(t *testing.T) {
 						cfg.Perturbations = []explore.Perturbation{perturb.Crash{Controller: "prov", AtWrite: 1}}
 					}
 					r, tr := runTrace(t, cfg)
-					traces[i] = r.Trace
+					traces[i] = r.Trace()
 					if os.Getenv("DUMP") != "" {
-						t.Logf("%s", r.Trace)
+						t.Logf("%s", r.Trace())
 					}
 					var got []string
 					for _, st := range tr.Steps {

@@ -28,7 +28,6 @@ type Applied struct {
 
 // Result is the outcome of one run.
 type Result struct {
-	Trace     []byte
 	Final     State
 	FinalHash string
 	Stop      Stop
@@ -57,13 +56,19 @@ type Result struct {
 	TriggerErrors []oracle.TriggerError
 
 	tw *trace.Writer
+	// finished is the trace once Finish has completed it (see Trace).
+	finished []byte
 }
 
 // Finish appends the final record with the verdicts and returns the trace.
 //
 // The records the oracles judged (if any) go in the trace just before the
-// final line, so the trace can be judged again offline.
+// final line, so the trace can be judged again offline. A second call
+// returns the trace the first completed (its arguments are not written).
 func (r *Result) Finish(recs *oracle.Records, verdicts []trace.Verdict) []byte {
+	if r.finished != nil {
+		return r.finished
+	}
 	if recs != nil {
 		_ = r.tw.Write(trace.Records{Type: "records", Records: *recs})
 	}
@@ -73,6 +78,16 @@ func (r *Result) Finish(recs *oracle.Records, verdicts []trace.Verdict) []byte {
 	}
 	_ = r.tw.Write(trace.Final{Type: "final", Steps: r.Steps, T: fmtDur(r.Final.Time), Stop: string(r.Stop), Pending: r.Pending,
 		StateHash: r.FinalHash, Applied: applied, Verdicts: verdicts})
-	r.Trace = r.tw.Bytes()
-	return r.Trace
+	r.finished = r.tw.Bytes()
+	return r.finished
+}
+
+// Trace returns the trace Finish completed. It panics before Finish: a
+// trace without its final record is not a trace (a test that compared two
+// such "traces" once compared nil with nil and could not fail).
+func (r *Result) Trace() []byte {
+	if r.finished == nil {
+		panic("explore: Result.Trace called before Finish: the trace is complete only once Finish has written its final record")
+	}
+	return r.finished
 }

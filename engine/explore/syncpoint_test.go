@@ -124,8 +124,8 @@ func TestSyncPoints(t *testing.T) {
 				t.Errorf("run %d: no x-2: the listener's Add was deduplicated", i)
 			}
 			if first == nil {
-				first = r.Trace
-			} else if !bytes.Equal(first, r.Trace) {
+				first = r.Trace()
+			} else if !bytes.Equal(first, r.Trace()) {
 				t.Errorf("run %d differs from run 0", i)
 			}
 		})

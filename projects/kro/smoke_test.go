@@ -86,14 +86,14 @@ func TestSmoke(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			traces[i] = r.Trace
 			if enqueueSyncs.Load() == syncsBefore {
 				t.Error("no enqueue of the instance became a sync point: did upstream's \"Enqueueing object\" line change? (steps.go)")
 			}
 			if routedSyncs.Load() == routedBefore {
 				t.Error("no child event routed to the instance became a sync point: did upstream's \"Coordinator routed event to instance\" line change? (steps.go)")
 			}
-			tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
+			traces[i] = r.Finish(nil, nil)
+			tr, err := trace.Read(bytes.NewReader(traces[i]))
 			if err != nil {
 				t.Fatal(err)
 			}
