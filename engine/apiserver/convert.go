@@ -5,8 +5,10 @@ import (
 	"maps"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -57,8 +59,19 @@ func (s *Server) normalize(k *Kind, u *unstructured.Unstructured) (*unstructured
 			}
 			defaulting.Default(u.Object, k.structural)
 		}
+		if err := coerceMetadata(u); err != nil {
+			return nil, err
+		}
 		return u, nil
 	}
+	// An empty managedFields list survives kube-apiserver's decoding of a
+	// built-in into its Go type as an empty, non-nil slice, which the field
+	// manager reads as "reset the managed fields" (isResetManagedFields);
+	// the conversion to unstructured below drops it (omitempty), so it is
+	// put back (fidelity cases mf/configmap-*, "empty-list").
+	mf, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields")
+	l, isList := mf.([]any)
+	emptyMF := isList && len(l) == 0
 	obj, err := s.typed(k, u)
 	if err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", k.GVK.Kind, err)
@@ -67,7 +80,31 @@ func (s *Server) normalize(k *Kind, u *unstructured.Unstructured) (*unstructured
 	if obj, err = decodeLinked(k, obj); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", k.GVK.Kind, err)
 	}
-	return s.untyped(k, obj)
+	out, err := s.untyped(k, obj)
+	if err == nil && emptyMF {
+		if md, ok := out.Object["metadata"].(map[string]any); ok {
+			md["managedFields"] = []any{}
+		}
+	}
+	return out, err
+}
+
+// coerceMetadata round-trips a custom resource's metadata through
+// metav1.ObjectMeta, dropping fields that do not decode, as
+// apiextensions-apiserver's unstructuredSchemaCoercer does to every custom
+// resource it decodes (schemaobjectmeta.GetObjectMeta with
+// dropMalformedFields, then SetObjectMeta): empty lists and maps go
+// (omitempty), so managedFields: [] is not a reset on a custom resource
+// (fidelity case mf/widget-*, "empty-list").
+func coerceMetadata(u *unstructured.Unstructured) error {
+	om, found, err := schemaobjectmeta.GetObjectMeta(u.Object, true)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if !found {
+		return nil
+	}
+	return schemaobjectmeta.SetObjectMeta(u.Object, om)
 }
 
 // semanticEqualIgnoringRV compares two stored objects, ignoring their

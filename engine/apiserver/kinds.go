@@ -169,7 +169,7 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 		var fm *managedfields.FieldManager
 		var err error
 		if k.CRD {
-			fm, err = managedfields.NewDefaultCRDFieldManager(conv, unstructuredConvertor{}, noDefaulter{}, unstructuredCreater{}, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
+			fm, err = managedfields.NewDefaultCRDFieldManager(conv, newUnstructuredConvertor(k), noDefaulter{}, unstructuredCreater{}, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
 		} else {
 			var def runtime.ObjectDefaulter = noDefaulter{}
 			if _, ok := linkedStrategy(k); ok {
@@ -347,13 +347,42 @@ func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, err
 	return u, nil
 }
 
-// unstructuredConvertor serves a single version: conversion is the identity.
-type unstructuredConvertor struct{}
+// unstructuredConvertor converts custom resources between the versions
+// their CRD has, as the identity (the engine serves one version per CRD:
+// conversion strategy None). Like apiextensions-apiserver's crConverter it
+// refuses a group/version the CRD does not have, from or to: the field
+// manager then fails on a managedFields entry naming such an apiVersion
+// and, as kube-apiserver's UpdateNoErrors does, drops the managed fields
+// (fidelity case mf/widget-create).
+type unstructuredConvertor struct {
+	valid map[schema.GroupVersion]bool
+}
+
+func newUnstructuredConvertor(k *Kind) unstructuredConvertor {
+	valid := map[schema.GroupVersion]bool{k.GVK.GroupVersion(): true}
+	if k.crd != nil {
+		for _, v := range k.crd.Spec.Versions {
+			valid[schema.GroupVersion{Group: k.crd.Spec.Group, Version: v.Name}] = true
+		}
+	}
+	return unstructuredConvertor{valid: valid}
+}
 
 func (unstructuredConvertor) Convert(in, out, context any) error {
 	return fmt.Errorf("unstructuredConvertor: Convert not supported")
 }
-func (unstructuredConvertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+func (c unstructuredConvertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	from := in.GetObjectKind().GroupVersionKind()
+	to, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{from})
+	if !ok {
+		return nil, fmt.Errorf("%v is unstructured and is not suitable for converting to %q", from.String(), gv)
+	}
+	if c.valid != nil && !c.valid[to.GroupVersion()] {
+		return nil, fmt.Errorf("request to convert CR to an invalid group/version: %s", to.GroupVersion().String())
+	}
+	if c.valid != nil && !c.valid[from.GroupVersion()] {
+		return nil, fmt.Errorf("request to convert CR from an invalid group/version: %s", from.GroupVersion().String())
+	}
 	return in, nil
 }
 func (unstructuredConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {

@@ -69,6 +69,30 @@ func TestManagedFieldsResetPatch(t *testing.T) {
 		}
 	}
 
+	// An empty list is a reset on a built-in (decoded into its Go type it is
+	// an empty, non-nil slice) and nothing on a custom resource (whose
+	// metadata apiextensions-apiserver round-trips through ObjectMeta,
+	// dropping it).
+	for kind, want := range map[string][]string{"ConfigMap": nil, "Widget": {"a"}} {
+		_, c := newServer(t, apiserver.Ablations{})
+		obj := widget("o", map[string]any{"size": "1"})
+		if kind == "ConfigMap" {
+			obj = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"k": "v"},
+				"metadata": map[string]any{"namespace": "default", "name": "o"}}}
+		}
+		must(t, c.Create(t.Context(), obj, client.FieldOwner("a")))
+		must(t, mergePatchMF(t, c, obj, []any{}))
+		got := obj.DeepCopy()
+		must(t, c.Get(t.Context(), client.ObjectKeyFromObject(obj), got))
+		var managers []string
+		for _, e := range got.GetManagedFields() {
+			managers = append(managers, e.Manager)
+		}
+		if !slices.Equal(managers, want) {
+			t.Errorf("%s after managedFields: []: managers %v, want %v", kind, managers, want)
+		}
+	}
+
 	// Create with a reset: the creator's entry only; with an invalid entry:
 	// the field manager replaces it (the live object has none).
 	for _, mf := range [][]any{reset, bogus} {
