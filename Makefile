@@ -8,6 +8,7 @@
 #   make record FINDING=id             (re)record a finding's trace
 #   make judge TRACE=file              judge a stored trace again from its records
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
+#   make bump-revert PROJECT=fluxcd    put a project's go.mod and go.sum back as committed
 #   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
 #   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all]   explore one scenario
 #   make mermaid-check                 render every finding's timeline with the real Mermaid
@@ -36,7 +37,7 @@ QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' |
 RUNTMP := $(or $(TMPDIR),$(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm),/tmp)
 testbin = (.ci/testbin $(1) && cd projects/$(1) && TMPDIR=$(RUNTMP) ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: lint test test-engine test-projects reproduce verify record judge explore bump bump-check findings-index check-finding mermaid-check
+.PHONY: lint test test-engine test-projects reproduce verify record judge explore bump bump-revert bump-check findings-index check-finding mermaid-check
 
 test: test-engine test-projects
 
@@ -135,7 +136,16 @@ bump:
 	{ test $$rc -eq 0 && cd projects/$(PROJECT) && go build ./... && go vet ./...; } \
 	  || { echo "$(PROJECT): harness broken at $$mod@$(VERSION) (dependency resolution or build; see above)"; exit 1; }; \
 	CTRLBUGS_MODE=bump go test -count=1 -run 'TestFindings' -v . 2>&1 | grep -E '^[a-z0-9]+-[a-z0-9]+: ' ; \
-	echo "pin moved; review git diff projects/$(PROJECT)/go.mod, then re-record (make record) or revert"
+	echo "pin moved; review git diff projects/$(PROJECT)/go.mod, then re-record (make record) or revert (make bump-revert PROJECT=$(PROJECT))"
+
+# Goes back after a bump: puts projects/<name>/go.mod and go.sum back as
+# committed (git checkout -- both files), discarding any other change to
+# those two files too, and says so. Nothing else is touched: a bump's go get
+# may also have added lines to go.work.sum (harmless; see git diff).
+bump-revert:
+	@test -n "$(PROJECT)" -a -d "projects/$(PROJECT)" || { echo "usage: make bump-revert PROJECT=fluxcd" >&2; exit 2; }
+	git checkout -- projects/$(PROJECT)/go.mod projects/$(PROJECT)/go.sum
+	@echo "$(PROJECT): go.mod and go.sum are back as committed (git checkout -- projects/$(PROJECT)/go.mod projects/$(PROJECT)/go.sum)"
 
 # Runs bump for newer releases of each project's upstream, each in a scratch
 # copy under the temporary directory (this tree is not changed), and reports

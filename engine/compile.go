@@ -150,12 +150,16 @@ func compileTrigger(scn *scenario.Scenario, field string, t *scenario.Trigger) (
 		}
 		out.When = func(s explore.State) (bool, error) { return pred.Eval(oracleState(s)) }
 		out.Desc = "when " + t.When
+		if t.After != nil {
+			out.After = t.After.Duration
+			out.Desc = t.After.String() + " after when " + t.When
+		}
 	}
 	return out, nil
 }
 
 func oracleState(s explore.State) oracle.State {
-	return oracle.State{Objects: s.Objects, Step: s.Step, Time: s.Time}
+	return oracle.State{Objects: s.Objects, Step: s.Step, Time: s.Time, Served: s.Served}
 }
 
 func deepCopyJSON(m map[string]any) map[string]any {

@@ -14,6 +14,7 @@ type compiledOracle struct {
 	spec scenario.Oracle
 	pred *oracle.Predicate
 	inv  int // index into Config.Invariants for scope always
+	wc   int // index into Config.Record.WriteChecks for a write oracle (-1: none)
 	// def pins what the oracle checks, in the trace: a replay whose
 	// oracle's definition differs from the recorded one is a mismatch.
 	def string
@@ -24,7 +25,7 @@ type compiledOracle struct {
 func compileOracles(scn *scenario.Scenario, cfg *explore.Config) ([]compiledOracle, error) {
 	var oracles []compiledOracle
 	for i, o := range scn.Oracles {
-		co := compiledOracle{spec: o, inv: -1, def: o.Type}
+		co := compiledOracle{spec: o, inv: -1, wc: -1, def: o.Type}
 		if o.Type == oracle.TypeCEL {
 			pred, err := oracle.CompileCEL(o.Expr)
 			if err != nil {
@@ -44,6 +45,9 @@ func compileOracles(scn *scenario.Scenario, cfg *explore.Config) ([]compiledOrac
 		if o.Type == oracle.TypeNonConvergence {
 			co.def = oracle.DefineNonConvergence(nonConvergenceBound(scn.Search.MaxSteps))
 		}
+		if err := compileHistoryOracle(scn, cfg, i, &co); err != nil {
+			return nil, err
+		}
 		oracles = append(oracles, co)
 	}
 	return oracles, nil
@@ -57,7 +61,12 @@ func nonConvergenceBound(maxSteps int) int {
 func traceVerdicts(oracles []compiledOracle, vs []oracle.Verdict) []trace.Verdict {
 	var out []trace.Verdict
 	for i, v := range vs {
-		out = append(out, trace.Verdict{Oracle: v.Oracle, Type: v.Type, Expr: oracles[i].def, Holds: v.Holds, Err: v.Err, Evidence: v.Evidence})
+		tv := trace.Verdict{Oracle: v.Oracle, Type: v.Type, Expr: oracles[i].def, Holds: v.Holds, Err: v.Err, Evidence: v.Evidence}
+		if !v.At.IsZero() {
+			at := v.At
+			tv.At = &at
+		}
+		out = append(out, tv)
 	}
 	return out
 }
@@ -65,9 +74,19 @@ func traceVerdicts(oracles []compiledOracle, vs []oracle.Verdict) []trace.Verdic
 // records gathers what the oracles judge from a finished run: the same
 // records the trace keeps.
 func records(oracles []compiledOracle, r *explore.Result) *oracle.Records {
-	recs := &oracle.Records{Writes: r.WriteRecords, Panics: r.Panics, Snapshots: r.Snapshots, Triggers: r.TriggerErrors,
+	recs := &oracle.Records{Writes: r.WriteRecords, Panics: r.Panics, Snapshots: r.Snapshots, Triggers: r.TriggerErrors, Actions: r.ActionErrors,
 		Final: oracle.EndState{Step: r.Final.Step, Time: r.Final.Time}}
 	for _, o := range oracles {
+		// The run recorded write times (Config.Record.WriteTimes) for it.
+		recs.WriteTimes = recs.WriteTimes || o.spec.Type == oracle.TypeQuiescence
+		if o.wc >= 0 {
+			wc := oracle.WriteCheck{Def: o.def}
+			if o.wc < len(r.WriteChecks) {
+				wc = r.WriteChecks[o.wc]
+				wc.Def = o.def
+			}
+			recs.WriteChecks = append(recs.WriteChecks, wc)
+		}
 		if o.inv >= 0 {
 			recs.Invariants = append(recs.Invariants, oracle.Invariant{Def: o.def, FailedAfter: r.InvariantFailedAt[o.inv], Err: r.InvariantErr[o.inv]})
 		}

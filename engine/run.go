@@ -74,6 +74,10 @@ type RunOutcome struct {
 	// TriggerErrors are the triggers whose `when` could not be evaluated,
 	// each one's first error; with any, every verdict is an error.
 	TriggerErrors []oracle.TriggerError
+	// ActionErrors are the actions that did not happen as written (never
+	// fired, or the server refused the write); with any, every verdict is
+	// an error: the run did not follow its scenario.
+	ActionErrors []oracle.ActionError
 }
 
 // Failed reports whether any oracle failed (as opposed to holding or
@@ -136,7 +140,7 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 	out := &Outcome{Scenario: scn.Name, Mode: mode}
 	add := func(label string, r *explore.Result) {
 		ro := &RunOutcome{Label: label, FinalHash: r.FinalHash, Final: r.Final, Writes: r.Writes, Stop: r.Stop, Steps: r.Steps, Applied: r.Applied,
-			TriggerErrors: r.TriggerErrors}
+			TriggerErrors: r.TriggerErrors, ActionErrors: r.ActionErrors}
 		recs := records(oracles, r)
 		ro.Verdicts = evaluate(oracles, recs)
 		ro.Trace = r.Finish(recs, traceVerdicts(oracles, ro.Verdicts))
@@ -263,7 +267,8 @@ func (v variant) prefix() string {
 // checkApplied makes a perturbation that applied in no run an error naming
 // it: a window that never opened, a kind the controller never cached, a
 // crash at a write no reconcile reached. A scenario that claims to perturb
-// and did not is not evidence of anything.
+// and did not is not evidence of anything. So is an action that fired in
+// no run (unfired).
 func checkApplied(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) error {
 	var errs scenario.ErrorList
 	for i, p := range cfg.Perturbations {
@@ -285,8 +290,52 @@ func checkApplied(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) err
 				Msg: fmt.Sprintf("%s never applied in %d run(s): %s", p.Describe(), len(out.Runs), why)})
 		}
 	}
+	errs = append(errs, unfired(scn, cfg, out)...)
 	if len(errs) == 0 {
 		return nil
+	}
+	return errs
+}
+
+// unfired returns an error naming each action that fired in none of the
+// runs (each run's verdicts are errors already; this is the scenario's
+// fault, not a run's): its trigger never fired before a run ended, so
+// nothing the runs show follows from it.
+func unfired(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) scenario.ErrorList {
+	if len(out.Runs) == 0 {
+		return nil
+	}
+	var errs scenario.ErrorList
+	for i, a := range cfg.Actions {
+		field, ok := strings.CutSuffix(a.At.Name, ".at")
+		if !ok {
+			field = fmt.Sprintf("actions[%d]", i)
+		}
+		var first *oracle.ActionError
+		n := 0
+		for _, r := range out.Runs {
+			for j, e := range r.ActionErrors {
+				if e.Action == field && !e.Fired() {
+					n++
+					if first == nil {
+						first = &r.ActionErrors[j]
+					}
+				}
+			}
+		}
+		if n < len(out.Runs) {
+			continue
+		}
+		who := "action"
+		if a.Name != "" {
+			who += " " + a.Name
+		}
+		msg := fmt.Sprintf("%s (at %s) never fired in any of %d run(s): the first ended (%s) at step %d (t=%s) before its trigger fired",
+			who, first.At, len(out.Runs), first.Stop, first.Step, first.Time)
+		if e, ok := triggerError(out, field+".at"); ok {
+			msg += "; " + e.String()
+		}
+		errs = append(errs, &scenario.Error{File: scn.File(), Field: field, Msg: msg})
 	}
 	return errs
 }
@@ -294,7 +343,12 @@ func checkApplied(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) err
 // windowTriggerError returns the first evaluation error of a trigger of
 // perturbation i's window in the runs, if any.
 func windowTriggerError(out *Outcome, i int) (oracle.TriggerError, bool) {
-	prefix := fmt.Sprintf("perturbations[%d].", i)
+	return triggerError(out, fmt.Sprintf("perturbations[%d].", i))
+}
+
+// triggerError returns the first evaluation error, in the runs, of a
+// trigger whose field starts with prefix.
+func triggerError(out *Outcome, prefix string) (oracle.TriggerError, bool) {
 	for _, r := range out.Runs {
 		for _, e := range r.TriggerErrors {
 			if strings.HasPrefix(e.Trigger, prefix) {

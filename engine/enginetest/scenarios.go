@@ -168,14 +168,20 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 			fmt.Printf("explore: %v\n", err)
 			t.Fatal(err)
 		}
-		failing := 0
+		failing, unjudged := 0, 0
 		for _, r := range out.Runs {
 			fmt.Println(runLine(scn.Name, r))
 			if r.Failed() {
 				failing++
 			}
+			if len(r.ActionErrors) > 0 || len(r.TriggerErrors) > 0 {
+				unjudged++
+			}
 		}
 		fmt.Printf("explore: %d runs, %d with a failing oracle\n", len(out.Runs), failing)
+		if unjudged > 0 {
+			fmt.Printf("explore: %d runs not judged: an action or a trigger did not happen as written (their verdicts are errors naming it)\n", unjudged)
+		}
 		if out.Divergence != nil {
 			fmt.Printf("explore: across runs: %s\n", out.Divergence.String())
 		}

@@ -54,6 +54,9 @@ type Trigger struct {
 	// error is not false: the trigger does not fire in that state, and its
 	// first error is recorded (Result.TriggerErrors, a note in the trace).
 	When func(State) (bool, error)
+	// After delays a When trigger: it fires this long after the first
+	// state in which When held (whatever the predicate says then).
+	After time.Duration
 	// Desc names the trigger in traces.
 	Desc string
 	// Name names the trigger in errors: the scenario field it came from,
@@ -84,7 +87,9 @@ type Action struct {
 	Subresource string
 	// StepRange, when set, makes the action's moment a choice the search
 	// explores: [Variants] yields one configuration per step in the
-	// inclusive range, with At set to that step.
+	// inclusive range, with At set to that step. Several actions with a
+	// range are explored jointly: one configuration per combination of
+	// their steps.
 	StepRange *[2]int
 }
 
@@ -105,6 +110,10 @@ type Config struct {
 	Horizon    time.Duration
 	Seed       int64
 	Upstream   map[string]string
+
+	// Record asks for records beyond every run's (write oracles, write
+	// times, snapshot hashes with timestamps).
+	Record Recording
 }
 
 // State is what oracles see: the objects as they are now, the step and the
@@ -113,4 +122,7 @@ type State struct {
 	Objects []*unstructured.Unstructured
 	Step    int
 	Time    time.Duration
+	// Served are the kinds the server serves, sorted as
+	// apiserver.Server.Kinds sorts them.
+	Served []schema.GroupVersionKind
 }

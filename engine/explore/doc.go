@@ -81,11 +81,15 @@
 // again on a fresh manager: a new reconciler, an empty queue, informers
 // re-listed at the current view, pending timers lost. User actions apply at
 // a step, a virtual time, after a controller's Nth write, when a predicate
-// first holds (evaluated between steps), or at each step of a range the
-// search explores. A predicate that cannot be evaluated does not hold, and
-// is not taken as false either: each trigger's first error goes in the
-// result ([Result].TriggerErrors) and in the trace as a note, and the
-// oracles make every verdict of the run an error.
+// first holds (evaluated between steps; or a delay after it first held,
+// [Trigger].After, the loop waking for it), or at each step of a range the
+// search explores (several actions' ranges jointly, [Variants]). A
+// predicate that cannot be evaluated does not hold, and is not taken as
+// false either: each trigger's first error goes in the result
+// ([Result].TriggerErrors) and in the trace as a note, and the oracles make
+// every verdict of the run an error. So does an action that never fired
+// before the run stopped or whose write the server refused
+// ([Result].ActionErrors, a note where it happened).
 //
 // # State
 //
@@ -100,7 +104,10 @@
 //
 // Every accepted write is recorded with what its writer last read of the
 // object in the same reconcile and which writer it replaced, for the
-// lost-update oracle.
+// lost-update oracles. A run asked to (Config.Record) also evaluates write
+// oracles on every stored write as it goes, several of one step included,
+// records each write's time, or hashes each snapshot a second time with
+// timestamps kept.
 //
 // Perturbations stay within client-go's informer contract: a controller's
 // cache for a kind shows a subsequence of the kind's states, in order, and

@@ -23,6 +23,11 @@ type stateHash struct {
 	rev   int64 // events folded in up to here
 	sum   digest
 	per   map[store.Key]digest
+	// times: tsum and tper, the same with timestamps kept, are kept too
+	// (from the first call of timed on).
+	times bool
+	tsum  digest
+	tper  map[store.Key]digest
 }
 
 type digest [4]uint64
@@ -38,20 +43,43 @@ func (h *stateHash) current() string {
 		// Stored content was re-decoded (a CRD's schema changed): fold
 		// the whole log in again, as it now reads.
 		h.epoch, h.rev, h.sum, h.per = e, 0, digest{}, map[store.Key]digest{}
+		h.tsum, h.tper = digest{}, map[store.Key]digest{}
 	}
 	for _, ev := range h.st.Events(h.rev, 0) {
 		if old, ok := h.per[ev.Key]; ok {
 			h.sum = h.sum.sub(old)
 			delete(h.per, ev.Key)
 		}
+		if old, ok := h.tper[ev.Key]; ok && h.times {
+			h.tsum = h.tsum.sub(old)
+			delete(h.tper, ev.Key)
+		}
 		if ev.Type != store.Deleted {
 			d := objectDigest(ev.Key, ev.Object)
 			h.per[ev.Key] = d
 			h.sum = h.sum.add(d)
+			if h.times {
+				td := digestOf(ev.Key, withoutBookkeeping(ev.Object).Object)
+				h.tper[ev.Key] = td
+				h.tsum = h.tsum.add(td)
+			}
 		}
 		h.rev = ev.Rev
 	}
 	return h.sum.String()
+}
+
+// timed returns the hash of the store as current does, but with
+// timestamps kept (resourceVersion and managedFields still left out). The
+// first call starts keeping it: the whole log is folded in again once.
+func (h *stateHash) timed() string {
+	if !h.times {
+		h.times = true
+		h.rev, h.sum, h.per = 0, digest{}, map[store.Key]digest{}
+		h.tsum, h.tper = digest{}, map[store.Key]digest{}
+	}
+	h.current()
+	return h.tsum.String()
 }
 
 func (d digest) add(e digest) digest {
@@ -77,7 +105,11 @@ func (d digest) String() string {
 }
 
 func objectDigest(key store.Key, obj *unstructured.Unstructured) digest {
-	data, _ := json.Marshal(Normalize(obj).Object)
+	return digestOf(key, Normalize(obj).Object)
+}
+
+func digestOf(key store.Key, obj map[string]any) digest {
+	data, _ := json.Marshal(obj)
 	s := sha256.New()
 	s.Write([]byte(key.String()))
 	s.Write([]byte{0})
@@ -106,10 +138,17 @@ func HashObjects(objs []*unstructured.Unstructured) string {
 // Normalize returns a copy of obj without resourceVersion, managedFields and
 // timestamps (replaced by "<time>").
 func Normalize(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	o := withoutBookkeeping(obj)
+	o.Object = normTimes(o.Object).(map[string]any)
+	return o
+}
+
+// withoutBookkeeping returns a copy of obj without resourceVersion and
+// managedFields, which the server changes on every write.
+func withoutBookkeeping(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	o := obj.DeepCopy()
 	o.SetResourceVersion("")
 	o.SetManagedFields(nil)
-	o.Object = normTimes(o.Object).(map[string]any)
 	return o
 }
 

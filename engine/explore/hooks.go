@@ -114,7 +114,7 @@ func (h *hooks) AfterCall(op *ctrlsim.Op) {
 			reads = f.c.lastRead
 		}
 		for _, ev := range op.Written {
-			h.w.recordWrite(h.writer(f), reads, ev, op.Precondition != "" || serverReadModifyWrite(op, ev))
+			h.w.recordWrite(h.writer(f), op.Verb, op.Subresource, reads, ev, op.Precondition != "" || serverReadModifyWrite(op, ev))
 		}
 	}
 	if op.IsWrite() && op.Err == nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ctrlbugs/corpus/engine/oracle"
@@ -25,7 +26,12 @@ func (w *world) state() State {
 	for _, gk := range st.Kinds() {
 		objs = append(objs, st.List(gk, "", 0)...)
 	}
-	return State{Objects: objs, Step: w.step, Time: w.now()}
+	kinds := w.srv.Kinds()
+	served := make([]schema.GroupVersionKind, 0, len(kinds))
+	for _, k := range kinds {
+		served = append(served, k.GVK)
+	}
+	return State{Objects: objs, Step: w.step, Time: w.now(), Served: served}
 }
 
 // applyActions applies every user action whose trigger fired.
@@ -38,7 +44,8 @@ func (w *world) applyActions() {
 		}
 		return *st
 	}
-	for i, a := range w.cfg.Actions {
+	for i := range w.cfg.Actions {
+		a := &w.cfg.Actions[i]
 		if w.actions[i] {
 			continue
 		}
@@ -65,7 +72,42 @@ func (w *world) applyActions() {
 			w.openWindows()
 		}
 		_ = w.tw.Write(rec)
+		if err != nil {
+			e := w.actionError(i)
+			e.Reason, e.Err = rec.Outcome, rec.Error
+			w.res.ActionErrors = append(w.res.ActionErrors, e)
+			w.note(e.String() + "; every verdict of this run is an error")
+		}
 		w.checkInvariants()
+	}
+}
+
+// actionError describes action i of the run's configuration, at the
+// current step, for an ActionError.
+func (w *world) actionError(i int) oracle.ActionError {
+	a := &w.cfg.Actions[i]
+	field, ok := strings.CutSuffix(a.At.Name, ".at")
+	if !ok {
+		field = fmt.Sprintf("actions[%d]", i)
+	}
+	at := descTrigger(&a.At)
+	if a.At.Desc == "" && a.At.Time != nil {
+		at = "t=" + a.At.Time.String()
+	}
+	return oracle.ActionError{Action: field, Name: a.Name, At: at, Step: w.step, Time: w.now()}
+}
+
+// unfired records each action whose trigger never fired, once the run has
+// stopped.
+func (w *world) unfired() {
+	for i := range w.cfg.Actions {
+		if w.actions[i] {
+			continue
+		}
+		e := w.actionError(i)
+		e.Stop = string(w.res.Stop)
+		w.res.ActionErrors = append(w.res.ActionErrors, e)
+		w.note(e.String() + "; every verdict of this run is an error")
 	}
 }
 
@@ -233,6 +275,7 @@ func (w *world) loop() error {
 			w.note(fmt.Sprintf("the reconcile %s %s started at step %d was still blocked when the run stopped", f.c.name, f.req, f.first))
 		}
 	}
+	w.unfired()
 	w.syncAll()
 	st := w.state()
 	w.res.Final = st
@@ -273,7 +316,11 @@ func (w *world) afterStep() {
 	w.changed = 0
 	w.checkInvariants()
 	h := sha256.Sum256(b)
-	w.res.Snapshots = append(w.res.Snapshots, oracle.Snapshot{Step: w.step, Hash: "sha256:" + hex.EncodeToString(h[:]), Writes: writes, Pending: pending})
+	snap := oracle.Snapshot{Step: w.step, Hash: "sha256:" + hex.EncodeToString(h[:]), Writes: writes, Pending: pending}
+	if w.cfg.Record.HashTimestamps {
+		snap.TimedHash = w.timedSnapshotHash(b[len(storeHash):])
+	}
+	w.res.Snapshots = append(w.res.Snapshots, snap)
 }
 
 // covered reports whether a controller or worker name is among the
@@ -337,6 +384,9 @@ func (w *world) nextWake() (time.Time, bool) {
 	for i, a := range w.cfg.Actions {
 		if !w.actions[i] && a.At.Time != nil {
 			consider(w.start.Add(*a.At.Time))
+		}
+		if at, ok := w.delayedWake(&w.cfg.Actions[i].At); ok && !w.actions[i] {
+			consider(at)
 		}
 	}
 	w.windowWakes(consider)

@@ -15,8 +15,10 @@ import (
 // recordWrite appends the lost-update record of one store event a write
 // produced, by a controller or a user: what the writer had read of the
 // object in this reconcile, whether the server checked a precondition, and
-// the leaf fields the write changed, at full depth.
-func (w *world) recordWrite(writer string, reads map[string]string, ev store.Event, precondition bool) {
+// the leaf fields the write changed, at full depth (and its time, when the
+// run records it). Then the run's write oracles judge the write: verb and
+// sub are the call's.
+func (w *world) recordWrite(writer, verb, sub string, reads map[string]string, ev store.Event, precondition bool) {
 	key := ev.Key.String()
 	rec := oracle.WriteRecord{
 		Step: w.step, Writer: writer, Key: key, RV: strconv.FormatInt(ev.Rev, 10),
@@ -30,7 +32,11 @@ func (w *world) recordWrite(writer string, reads map[string]string, ev store.Eve
 	if !rec.Deleted {
 		rec.Paths = changedLeaves(ev.Prev, ev.Object)
 	}
+	if w.cfg.Record.WriteTimes {
+		rec.T = w.now()
+	}
 	w.res.WriteRecords = append(w.res.WriteRecords, rec)
+	w.checkWrite(writer, verb, sub, ev)
 }
 
 // serverReadModifyWrite reports whether ev, produced by op, is a write the

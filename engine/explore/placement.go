@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -18,7 +19,9 @@ const ReferenceVariant = "reference"
 
 // Variants expands the perturbation whose placement is searched (a
 // [Placer]) into one configuration per placement, from a run of cfg without
-// perturbations; bound caps the placements. With no Placer, it returns cfg
+// perturbations; bound caps the placements. The actions whose moment is
+// searched ([Action].StepRange) expand into one configuration per
+// combination of their steps, without a run. With neither, it returns cfg
 // itself. At most one perturbation may be a Placer: placing several would
 // search their product, which no scenario has asked for yet.
 func Variants(ctx context.Context, cfg *Config, bound int) ([]Variant, error) {
@@ -30,14 +33,14 @@ func Variants(ctx context.Context, cfg *Config, bound int) ([]Variant, error) {
 }
 
 // A Plan is what listing a configuration's variants learnt: which
-// perturbation is placed (or which action's moment is explored) and where,
+// perturbation is placed (or which actions' moments are explored) and where,
 // and when the run the placements were read from (the configuration with
 // the placed perturbation left out) ended. The placements are plain
 // values, so a Plan made in one bubble gives the same variants of the same
 // configuration compiled in another ([Plan.Variants]), without that run.
 type Plan struct {
-	idx    int // the placed perturbation (-1: none)
-	act    int // the action whose moment is explored (-1: none)
+	idx    int   // the placed perturbation (-1: none)
+	acts   []int // the actions whose moments are explored, in order
 	placed []Placement
 	// End is the bubble's clock when the run without the placed
 	// perturbation ended; zero when listing ran nothing (no placed
@@ -48,7 +51,7 @@ type Plan struct {
 // PlanVariants lists cfg's variants as Variants does (running cfg without
 // perturbations when a perturbation's placement is searched).
 func PlanVariants(ctx context.Context, cfg *Config, bound int) (*Plan, error) {
-	p := &Plan{idx: -1, act: -1}
+	p := &Plan{idx: -1}
 	for i, pt := range cfg.Perturbations {
 		if _, ok := pt.(Placer); ok {
 			if p.idx >= 0 {
@@ -59,13 +62,13 @@ func PlanVariants(ctx context.Context, cfg *Config, bound int) (*Plan, error) {
 	}
 	for i, a := range cfg.Actions {
 		if a.StepRange != nil {
-			if p.act >= 0 || p.idx >= 0 {
-				return nil, fmt.Errorf("a search explores one thing at a time: action %d's moment and %s", i, other(p.act, p.idx))
+			if p.idx >= 0 {
+				return nil, fmt.Errorf("a search explores one thing at a time: action %d's moment and perturbation %d's placement", i, p.idx)
 			}
-			p.act = i
+			p.acts = append(p.acts, i)
 		}
 	}
-	if p.act >= 0 || p.idx < 0 {
+	if len(p.acts) > 0 || p.idx < 0 {
 		return p, nil
 	}
 	// The placements are read from the run with every other perturbation
@@ -91,8 +94,8 @@ func PlanVariants(ctx context.Context, cfg *Config, bound int) (*Plan, error) {
 // the plan was made from (compiled again, in this bubble, is fine).
 func (p *Plan) Variants(cfg *Config) []Variant {
 	switch {
-	case p.act >= 0:
-		return actionVariants(cfg, p.act)
+	case len(p.acts) > 0:
+		return actionVariants(cfg, p.acts)
 	case p.idx < 0:
 		return []Variant{{Label: ReferenceVariant, Cfg: cfg}}
 	}
@@ -107,29 +110,48 @@ func (p *Plan) Variants(cfg *Config) []Variant {
 	return out
 }
 
-func other(act, idx int) string {
-	if act >= 0 {
-		return fmt.Sprintf("action %d's moment", act)
-	}
-	return fmt.Sprintf("perturbation %d's placement", idx)
-}
-
-// actionVariants places action i at each step of its range.
-func actionVariants(cfg *Config, i int) []Variant {
-	a := cfg.Actions[i]
-	name := a.Name
-	if name == "" {
-		name = fmt.Sprintf("%d", i)
+// actionVariants places the actions acts (indices into cfg.Actions) at
+// each combination of the steps of their ranges: the first action's step
+// changes slowest. One action's variants are labelled "action <name> at
+// step <k>"; several actions' "<name>@<k>,<name>@<k>" in their order
+// (an unnamed action is named by its index). Ranges that overlap cover
+// both relative orders of two actions; at the same step, actions apply in
+// the configuration's order.
+func actionVariants(cfg *Config, acts []int) []Variant {
+	names := make([]string, len(acts))
+	for j, i := range acts {
+		names[j] = cfg.Actions[i].Name
+		if names[j] == "" {
+			names[j] = fmt.Sprintf("%d", i)
+		}
 	}
 	var out []Variant
-	for k := a.StepRange[0]; k <= a.StepRange[1]; k++ {
+	steps := make([]int, len(acts))
+	var place func(j int)
+	place = func(j int) {
+		if j < len(acts) {
+			r := cfg.Actions[acts[j]].StepRange
+			for k := r[0]; k <= r[1]; k++ {
+				steps[j] = k
+				place(j + 1)
+			}
+			return
+		}
 		v := *cfg
 		v.Actions = append([]Action{}, cfg.Actions...)
-		step := k
-		v.Actions[i].StepRange = nil
-		v.Actions[i].At = Trigger{Step: &step}
-		v.Variant = fmt.Sprintf("action %s at step %d", name, k)
+		var label []string
+		for j, i := range acts {
+			step := steps[j]
+			v.Actions[i].StepRange = nil
+			v.Actions[i].At = Trigger{Step: &step, Name: cfg.Actions[i].At.Name}
+			label = append(label, fmt.Sprintf("%s@%d", names[j], step))
+		}
+		v.Variant = strings.Join(label, ",")
+		if len(acts) == 1 {
+			v.Variant = fmt.Sprintf("action %s at step %d", names[0], steps[0])
+		}
 		out = append(out, Variant{Label: v.Variant, Cfg: &v})
 	}
+	place(0)
 	return out
 }

@@ -49,11 +49,18 @@ type Result struct {
 	WriteLog []WriteEvent
 	// WriteRecords feed the lost-update oracle.
 	WriteRecords []oracle.WriteRecord
+	// WriteChecks has one record per Config.Record.WriteChecks (nil when
+	// the run stored no write).
+	WriteChecks []oracle.WriteCheck
 	// Applied has one entry per Config.Perturbations, in order.
 	Applied []Applied
 	// TriggerErrors are the first evaluation error of each trigger whose
 	// predicate (When) failed, in the order they happened.
 	TriggerErrors []oracle.TriggerError
+	// ActionErrors are the actions that did not happen as written: each
+	// one whose write the server refused, as it happened, then each one
+	// that never fired, in the scenario's order, when the run ended.
+	ActionErrors []oracle.ActionError
 
 	tw *trace.Writer
 	// finished is the trace once Finish has completed it (see Trace).

@@ -35,6 +35,11 @@ func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
 	case t.AfterWrite != nil:
 		return w.countWrites(t.AfterWrite) >= t.AfterWrite.N, now
 	case t.When != nil:
+		if held, ok := w.held[t]; ok {
+			// After: the condition held already; the trigger waits.
+			at := held.Add(t.After)
+			return !now.Before(at), at
+		}
 		if state == nil {
 			return false, now
 		}
@@ -44,9 +49,33 @@ func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
 			w.triggerFailed(t, st, err)
 			return false, now
 		}
+		if ok && t.After > 0 {
+			w.held[t] = now
+			w.note(fmt.Sprintf("%s: the condition holds; it fires in %s, at t=%s", triggerName(t), t.After, fmtDur(w.now()+t.After)))
+			return false, now.Add(t.After)
+		}
 		return ok, now
 	}
 	return false, now
+}
+
+// delayedWake returns when a When trigger with After fires, once its
+// condition has held.
+func (w *world) delayedWake(t *Trigger) (time.Time, bool) {
+	if t == nil || t.When == nil {
+		return time.Time{}, false
+	}
+	held, ok := w.held[t]
+	return held.Add(t.After), ok
+}
+
+// triggerName names a trigger in notes: its scenario field and its
+// description.
+func triggerName(t *Trigger) string {
+	if t.Name == "" || t.Name == descTrigger(t) {
+		return "trigger " + descTrigger(t)
+	}
+	return "trigger " + t.Name + " (" + descTrigger(t) + ")"
 }
 
 // triggerFailed records the first evaluation error of a trigger's
@@ -118,6 +147,12 @@ func (w *world) windowWakes(consider func(time.Time)) {
 	for _, a := range w.active {
 		if !a.open && a.w.From != nil && a.w.From.Time != nil {
 			consider(w.start.Add(*a.w.From.Time))
+		}
+		if at, ok := w.delayedWake(a.w.From); ok && !a.open {
+			consider(at)
+		}
+		if at, ok := w.delayedWake(a.w.Until); ok && a.inForce() {
+			consider(at)
 		}
 		if a.inForce() {
 			if a.w.For > 0 {

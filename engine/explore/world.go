@@ -87,6 +87,9 @@ type world struct {
 	step    int
 	active  []*active // parallel to cfg.Perturbations
 	actions []bool    // done
+	// held: when each When trigger with After first held (the trigger
+	// fires After later).
+	held map[*Trigger]time.Time
 	// flights are the Reconciles in progress: running or blocked.
 	flights []*flight
 	// flightGs maps the id of each goroutine running a flight to it: a
@@ -159,6 +162,7 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 		w.active = append(w.active, &active{p: p, w: p.Window()})
 	}
 	w.actions = make([]bool, len(cfg.Actions))
+	w.held = map[*Trigger]time.Time{}
 	w.res.InvariantFailedAt = make([]int, len(cfg.Invariants))
 	w.res.InvariantErr = make([]string, len(cfg.Invariants))
 	for i := range w.res.InvariantFailedAt {
@@ -508,7 +512,7 @@ func (w *world) userWrite(op, sub string, obj *unstructured.Unstructured, patch 
 			continue
 		}
 		for _, ev := range wr.Events {
-			w.recordWrite(UserWriter, nil, ev, false)
+			w.recordWrite(UserWriter, op, sub, nil, ev, false)
 		}
 		evs = append(evs, wr.Events...)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // CostLimit bounds the runtime cost of one evaluation of a predicate, in
@@ -30,6 +32,12 @@ type State struct {
 	Time time.Duration
 	// Step is the number of the step after which the state was taken.
 	Step int
+	// Served are the kinds the API server serves in this state, sorted
+	// (the explorer's live states; for a custom resource, the version
+	// the engine serves: its CRD's storage version). nil when the state
+	// does not know them: a final state judged from a run's records keeps
+	// objects only, and served(...) is an error there.
+	Served []schema.GroupVersionKind
 }
 
 // Predicate is a compiled CEL expression over a [State] that yields a bool.
@@ -38,11 +46,14 @@ type State struct {
 type Predicate struct {
 	expr string
 	prg  cel.Program
+	// served: the expression calls served(...).
+	served bool
 
-	mu   sync.Mutex
-	objs []*unstructured.Unstructured // the state under evaluation; guarded by mu
-	idx  *index                       // built from objs on first use; guarded by mu
-	busy bool                         // an evaluation is running; guarded by mu
+	mu    sync.Mutex
+	objs  []*unstructured.Unstructured // the state under evaluation; guarded by mu
+	kinds []schema.GroupVersionKind    // its served kinds; guarded by mu
+	idx   *index                       // built from objs on first use; guarded by mu
+	busy  bool                         // an evaluation is running; guarded by mu
 }
 
 // CompileCEL parses and type-checks expr in the oracle environment (see the
@@ -65,7 +76,24 @@ func CompileCEL(expr string) (*Predicate, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, r := range ast.NativeRep().ReferenceMap() {
+		p.served = p.served || slices.Contains(r.OverloadIDs, servedOverload)
+	}
 	return p, nil
+}
+
+// servedOverload is the overload id of served(apiVersion, kind).
+const servedOverload = "served_string_string"
+
+// CallsServed reports whether expr compiles and calls served(...), which
+// only a state that knows the served kinds ([State].Served) answers: a
+// trigger's, or an "always" oracle's, not a final state's.
+func CallsServed(expr string) bool {
+	if !strings.Contains(expr, "served") {
+		return false
+	}
+	p, err := CompileCEL(expr)
+	return err == nil && p.served
 }
 
 // checked memoizes CheckCEL: expression -> its CompileCEL error (nil: it
@@ -100,8 +128,8 @@ func (p *Predicate) Eval(s State) (bool, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.objs, p.idx, p.busy = s.Objects, nil, true
-	defer func() { p.objs, p.idx, p.busy = nil, nil, false }()
+	p.objs, p.kinds, p.idx, p.busy = s.Objects, s.Served, nil, true
+	defer func() { p.objs, p.kinds, p.idx, p.busy = nil, nil, nil, false }()
 	out, _, err := p.prg.Eval(map[string]any{
 		"objects": objs,
 		"time":    s.Time,
@@ -181,6 +209,16 @@ func newEnv(p *Predicate) (*cel.Env, error) {
 					}
 					return types.Bool(beingDeleted(idx.byKey[key]))
 				}))),
+		cel.Function("served",
+			cel.Overload(servedOverload,
+				[]*cel.Type{str, str}, cel.BoolType,
+				cel.BinaryBinding(func(a, k ref.Val) ref.Val {
+					ok, err := p.isServed(a, k)
+					if err != nil {
+						return types.NewErr("served: %v", err)
+					}
+					return types.Bool(ok)
+				}))),
 		cel.Function("objectsOf",
 			cel.Overload("objectsOf_string_string",
 				[]*cel.Type{str, str}, cel.ListType(cel.MapType(cel.StringType, cel.DynType)),
@@ -213,6 +251,27 @@ func (p *Predicate) index() *index {
 		p.idx = newIndex(p.objs)
 	}
 	return p.idx
+}
+
+// isServed answers served(apiVersion, kind) on the state under
+// evaluation. It runs inside Eval, under p.mu.
+func (p *Predicate) isServed(a, k ref.Val) (bool, error) {
+	if !p.busy {
+		return false, errNoState
+	}
+	av, ok1 := a.(types.String)
+	kv, ok2 := k.(types.String)
+	if !ok1 || !ok2 {
+		return false, errors.New("arguments must be strings")
+	}
+	if p.kinds == nil {
+		return false, errors.New("this state does not record the served kinds (a final state judged from a run's records keeps objects only): served(...) is for `when` triggers and always-scope oracles")
+	}
+	gv, err := schema.ParseGroupVersion(string(av))
+	if err != nil {
+		return false, err
+	}
+	return slices.Contains(p.kinds, gv.WithKind(string(kv))), nil
 }
 
 // beingDeleted reports whether o exists and has metadata.deletionTimestamp

@@ -22,6 +22,21 @@
 //     writer read; judged per field at full depth.
 //   - [Panic]: a controller panicked.
 //
+// And over the write history (every write the store recorded, several in
+// one step included, not only the states between steps):
+//
+//   - [CompileWrite]: a CEL predicate over each stored write (a "write"
+//     oracle), evaluated by the explorer on every write as the run goes
+//     ([WriteCheck] is its record).
+//   - [Quiescence]: after the scenario's last action and a settle period,
+//     no object is written more than N times within a window.
+//   - [SelfLostUpdate]: a controller overwrote a field it had itself
+//     written after the version its write was based on (its cache was
+//     older than its own last write); [LostUpdate] leaves these out.
+//
+// Their verdicts name the write that broke the property ([Verdict].At),
+// which a trace's timeline marks.
+//
 // # CEL environment
 //
 // A predicate sees the variables objects (a list of every object's full
@@ -32,6 +47,7 @@
 //	exists(apiVersion, kind, namespace, name)   -> bool
 //	deleting(apiVersion, kind, namespace, name) -> bool
 //	objectsOf(apiVersion, kind)                 -> list of maps
+//	served(apiVersion, kind)                    -> bool
 //
 // exists is true for an object that is being deleted: a delete the server
 // accepted leaves an object with finalizers in the store, with
@@ -40,6 +56,14 @@
 // deletionTimestamp), so the in-between state can be named:
 // exists(...) && !deleting(...) is "present and not going away", and
 // deleting(...) is "deleted, held by its finalizers".
+//
+// served is true when the API server serves the kind at that apiVersion
+// in the state ([State].Served): a built-in kind always, a custom
+// resource from the moment its CRD is written (at its storage version)
+// until the CRD is gone. Only live states know it: a scenario's triggers
+// and "always" oracles; in a final state judged from a run's records it
+// is an evaluation error, and scenario validation refuses it in a final
+// oracle ([CallsServed]).
 //
 // Cluster-scoped objects have the namespace "". objectsOf returns objects
 // sorted by namespace then name. cel-go's ext.Strings and ext.Bindings
@@ -63,6 +87,9 @@
 // The same holds for a scenario's triggers (`when`): a trigger whose
 // predicate cannot be evaluated is recorded ([Records].Triggers, its first
 // error) and makes every verdict of the run an error naming it ([Judge]).
+// So does a scenario action that did not happen as written, one that never
+// fired or whose write the server refused ([Records].Actions,
+// [ActionError]): the run is then neither a pass nor a failure.
 //
 // One [Predicate] serialises its own evaluations (the helper functions are
 // bound to the state under evaluation); compile one predicate per goroutine
@@ -77,11 +104,16 @@
 //     seen at snapshot granularity (a flip and a revert inside one step is
 //     invisible), a run that ends quiescent always holds even if it cycled
 //     first, and slow oscillations with idle steps between them are caught
-//     only as cycles, never by the write bound. A periodic reconcile that
-//     flips a hashed field and reverts it in a later step looks like a
-//     cycle: keep such fields out of the hash. Wedged runs (pending work
-//     that never makes progress and never writes) are not this oracle's
-//     job.
+//     only as cycles, never by the write bound. It judges the tail of the
+//     run only ([Tail]: at most the bound, at most half the run's steps),
+//     so a cycle that ended before it is not reported. A periodic
+//     reconcile that flips a hashed field and reverts it in a later step
+//     looks like a cycle: keep such fields out of the hash. Timestamps are
+//     normalised out of Hash, so a loop that moves only a timestamp
+//     between two values is invisible unless the oracle keeps them
+//     ([DefineNonConvergenceTimed], [Snapshot].TimedHash). Wedged runs
+//     (pending work that never makes progress and never writes) are not
+//     this oracle's job.
 //   - Divergence compares final states only, through the caller's hash;
 //     runs that reached the same end by different paths hold. Its diff
 //     shows the first two distinct final states, not all of them.
@@ -95,4 +127,47 @@
 //     rejected a stale one. Users are victims, never culprits.
 //   - Panic reports panics the engine recovered; a controller that hangs or
 //     exits is not a panic.
+//   - A write oracle sees stored writes only: a no-op write stores nothing
+//     and is not judged, nor is a write the server refused. Its record
+//     keeps the writes it held on as a count, not as objects: judged again
+//     offline, those are taken from the count ("always" invariants are
+//     re-judged the same way) and only the failing write is evaluated
+//     again. A write oracle that selected no write in a run is an error.
+//   - Quiescence counts writes per object by virtual time; it does not look
+//     at what they wrote (a write that restores the previous value counts
+//     as much as any), and it starts counting at the scenario's last write
+//     of its own: an action that changed nothing does not move the start.
+//     A run that ended before the settle period was over is an error
+//     unless it ended quiescent.
+//   - SelfLostUpdate compares fields by path, not values (values are not
+//     recorded): a write that set a field to what its writer had last
+//     written changed nothing and is not seen, and one that set it to a
+//     third value computed from fresh inputs is reported all the same. The
+//     writes of one step are taken as one reconcile's (a reconcile knows
+//     its own earlier writes from their responses); a write whose reconcile
+//     read nothing of the object is not judged.
+//
+// # Write environment
+//
+// A write oracle's predicate sees the variables old and new (the object
+// before and after the write, as maps; null on a create and on a removal
+// from the store), writer (the controller that made the call, or "user"),
+// verb (create, update, patch, apply, delete, deleteAllOf), subresource
+// ("status" or ""), time (a duration: virtual time since the run started)
+// and step (an int: the step the write was made in; a user action's, the
+// step before it). It has ext.Strings and ext.Bindings, and none of the
+// state helpers. As with state predicates, an absent field is an error:
+// observedGeneration never goes back is
+//
+//	old == null || new == null || !has(old.status.observedGeneration) ||
+//	  (has(new.status.observedGeneration) &&
+//	   new.status.observedGeneration >= old.status.observedGeneration)
+//
+// and, per condition matched by type,
+//
+//	old == null || new == null || !has(old.status.conditions) ||
+//	  old.status.conditions.all(o, !has(o.observedGeneration) ||
+//	    !has(new.status.conditions) || new.status.conditions.all(n,
+//	      n.type != o.type || (has(n.observedGeneration) &&
+//	        n.observedGeneration >= o.observedGeneration)))
 package oracle

@@ -27,6 +27,17 @@ type Records struct {
 	// evaluated, each trigger's first error in order: with any, every
 	// verdict of the run is an error (see [TriggerError]).
 	Triggers []TriggerError `json:"triggers,omitempty"`
+	// Actions are the scenario's actions that did not happen as written
+	// (never fired, or the server refused the write), in the order they
+	// were found: with any, every verdict of the run is an error (see
+	// [ActionError]).
+	Actions []ActionError `json:"actions,omitempty"`
+	// WriteChecks are the write oracles as the explorer judged them on
+	// every stored write, one per definition (see [WriteCheck]).
+	WriteChecks []WriteCheck `json:"writeChecks,omitempty"`
+	// WriteTimes reports that every record of Writes carries its time
+	// (WriteRecord.T): recorded for quiescence oracles only.
+	WriteTimes bool `json:"writeTimes,omitempty"`
 	// Final is the state the run ended in.
 	Final EndState `json:"final"`
 }
@@ -73,7 +84,9 @@ type Spec struct {
 	// Type is one of the Type* constants.
 	Type string
 	// Def pins what the oracle checks: for cel, the scope and expression
-	// ([DefineCEL]); for nonConvergence, its bound ([DefineNonConvergence]);
+	// ([DefineCEL]); for nonConvergence, its bound ([DefineNonConvergence],
+	// [DefineNonConvergenceTimed]); for write, its selector and expression
+	// ([DefineWrite]); for quiescence, its bounds ([DefineQuiescence]);
 	// otherwise the type.
 	Def string
 	// Pred is the compiled predicate of a cel oracle, if the caller has
@@ -98,36 +111,34 @@ const (
 // judges is the one oracle registry: every oracle type and how it judges
 // a run's records. [Types] lists the same types in a fixed order.
 var judges = map[string]func(s Spec, r *Records) Verdict{
-	TypeCEL: judgeCEL,
-	TypeNonConvergence: func(s Spec, r *Records) Verdict {
-		var bound int
-		if _, err := fmt.Sscanf(s.Def, TypeNonConvergence+": bound %d steps", &bound); err != nil {
-			return Verdict{Type: TypeNonConvergence, Err: fmt.Sprintf("definition %q: want %q", s.Def, DefineNonConvergence(10))}
-		}
-		return NonConvergence(r.Snapshots, bound)
-	},
+	TypeCEL:            judgeCEL,
+	TypeNonConvergence: judgeNonConvergence,
 	// Divergence compares runs, not one run's records: its verdict comes
 	// from the caller (Outcome.Divergence), and a run's own holds.
 	TypeDivergence: func(Spec, *Records) Verdict {
 		return Verdict{Type: TypeDivergence, Holds: true, Evidence: "judged across runs (see Outcome.Divergence)"}
 	},
-	TypeLostUpdate: func(_ Spec, r *Records) Verdict { return LostUpdate(r.Writes) },
-	TypePanic:      func(_ Spec, r *Records) Verdict { return Panic(r.Panics) },
+	TypeLostUpdate:     func(_ Spec, r *Records) Verdict { return LostUpdate(r.Writes) },
+	TypePanic:          func(_ Spec, r *Records) Verdict { return Panic(r.Panics) },
+	TypeWrite:          judgeWrite,
+	TypeQuiescence:     judgeQuiescence,
+	TypeSelfLostUpdate: func(_ Spec, r *Records) Verdict { return SelfLostUpdate(r.Writes) },
 }
 
 // Judge evaluates one oracle over one run's records and names the verdict.
 // An unknown type or a malformed definition is a verdict with Err set, and
 // so is every verdict of a run whose triggers could not be evaluated
-// (Records.Triggers): its Err names the first such trigger, its Evidence
-// keeps what the oracle said of the run as it went.
+// (Records.Triggers) or whose actions did not happen as written
+// (Records.Actions): its Err names the first such trigger and action, its
+// Evidence keeps what the oracle said of the run as it went.
 func Judge(s Spec, r *Records) Verdict {
 	j, ok := judges[s.Type]
 	if !ok {
 		return Verdict{Type: s.Type, Err: fmt.Sprintf("unknown oracle type %q (known: %s)", s.Type, strings.Join(Types, ", "))}.Named(s.Name)
 	}
 	v := j(s, r)
-	if len(r.Triggers) > 0 {
-		v = unfollowed(v, r.Triggers)
+	if len(r.Triggers) > 0 || len(r.Actions) > 0 {
+		v = unfollowed(v, r.Triggers, r.Actions)
 	}
 	return v.Named(s.Name)
 }

@@ -2,8 +2,10 @@ package oracle
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // WriteRecord describes one write the server accepted, for [LostUpdate]:
@@ -32,6 +34,9 @@ type WriteRecord struct {
 	// from the top of the object, list items by merge key
 	// ("status.conditions[type=Ready].status") where the list has one.
 	Paths []string `json:"paths,omitempty"`
+	// T is the write's virtual time since the run started, recorded only
+	// when an oracle needs it (quiescence: Records.WriteTimes says so).
+	T time.Duration `json:"t,omitempty"`
 }
 
 // UserWriter is the Writer of user actions. Users are victims, never
@@ -104,6 +109,98 @@ func LostUpdate(writes []WriteRecord) Verdict {
 		v.Evidence += fmt.Sprintf(" (and %d more)", n-1)
 	}
 	return v
+}
+
+// SelfLostUpdate looks for writes with which a controller overwrote its
+// own update without having seen it: a controller's write without
+// precondition that changed a field whose current value the same
+// controller had written, in an earlier reconcile (an earlier step), at a
+// resourceVersion newer than the version of the object it last read in
+// this one. Its cache was older than its own last write, so what it wrote
+// was computed without that write (typically it puts back what it had
+// replaced). [LostUpdate] leaves these out: it judges one writer
+// clobbering another's field.
+//
+// Writes of the same step are the same reconcile's: a reconcile knows its
+// own earlier writes from the server's responses, whatever its cache says,
+// so writing a field twice in one reconcile is no self lost update. A
+// write whose reconcile read nothing of the object (blind: reads through a
+// list are not recorded) is not judged, having no read to be stale; nor is
+// a write with a precondition, which the server would have refused stale.
+// Fields are compared by path as for LostUpdate (a write of a struct
+// overwrites the fields inside); values are not kept, so a write that set
+// the field to what the controller had last written changed nothing and
+// is not seen, and one that set it to a third value is reported too.
+//
+// It fails on the first such write in order, naming it ([Verdict].At), and
+// counts the rest.
+func SelfLostUpdate(writes []WriteRecord) Verdict {
+	v := Verdict{Type: TypeSelfLostUpdate}
+	type fieldWrite struct {
+		writer, rv string
+		step       int
+	}
+	last := map[string]map[string]fieldWrite{} // key -> path -> last writer
+	var first string
+	n := 0
+	for _, w := range writes {
+		if w.Deleted {
+			delete(last, w.Key)
+			continue
+		}
+		fields := last[w.Key]
+		if fields == nil {
+			fields = map[string]fieldWrite{}
+			last[w.Key] = fields
+		}
+		if !w.Precondition && w.Writer != UserWriter && w.ReadRV != "" && len(w.Paths) > 0 {
+			qs := sortedPaths(fields)
+			for _, p := range w.Paths {
+				for _, q := range qs {
+					fw := fields[q]
+					if fw.writer != w.Writer || fw.step == w.Step || (!within(p, q) && !within(q, p)) || !olderRV(w.ReadRV, fw.rv) {
+						continue
+					}
+					n++
+					if first == "" {
+						first = fmt.Sprintf("step %d: %s wrote %s without precondition at resourceVersion %s, having read %s, and overwrote %s, which it had itself written at resourceVersion %s (step %d): its cache was older than its own last write",
+							w.Step, w.Writer, w.Key, w.RV, w.ReadRV, q, fw.rv, fw.step)
+						v.At = WriteAt{Step: w.Step, RV: w.RV}
+					}
+					break
+				}
+			}
+		}
+		for _, p := range w.Paths {
+			for q := range fields {
+				if within(q, p) {
+					delete(fields, q) // replaced as a whole
+				}
+			}
+			fields[p] = fieldWrite{writer: w.Writer, rv: w.RV, step: w.Step}
+		}
+	}
+	if first == "" {
+		v.Holds = true
+		v.Evidence = fmt.Sprintf("no controller overwrote its own update unseen in %d writes", len(writes))
+		return v
+	}
+	v.Evidence = first
+	if n > 1 {
+		v.Evidence += fmt.Sprintf(" (and %d more)", n-1)
+	}
+	return v
+}
+
+// sortedPaths lists a map's paths in order, so that which of several
+// overlapping fields a verdict names does not depend on map order.
+func sortedPaths[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // olderRV reports whether read is older than written.

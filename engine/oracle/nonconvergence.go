@@ -1,6 +1,9 @@
 package oracle
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Snapshot summarises the cluster after one step of a run, for
 // [NonConvergence].
@@ -17,23 +20,43 @@ type Snapshot struct {
 	// Pending counts the work left after the step: queued requests plus
 	// armed timers.
 	Pending int `json:"pending,omitempty"`
+	// TimedHash is Hash with timestamps kept (resourceVersion and
+	// managedFields still left out), recorded only for a nonConvergence
+	// oracle that keeps them ([DefineNonConvergenceTimed]): a loop that
+	// rewrites only timestamps (a condition's lastTransitionTime flipping
+	// between two values) recurs in it and not in Hash.
+	TimedHash string `json:"timedHash,omitempty"`
 }
+
+// minTail is the fewest trailing snapshots [NonConvergence] looks at.
+const minTail = 10
+
+// Tail is how many trailing snapshots of a run of n steps NonConvergence
+// judges with a bound: the bound, but no more than half the run (and no
+// fewer than 10 when the bound allows), so that a burst that ended long
+// before the run did is not taken for writes that never stop.
+func Tail(bound, n int) int { return min(bound, max(n/2, minTail)) }
 
 // NonConvergence judges whether a run settled. history is one run's
 // snapshots in step order; bound is how many consecutive writing steps at
-// the end of the run count as "writes that never stop" (>= 1).
+// the end of the run count as "writes that never stop" (>= 1). The tail
+// judged is the last Tail(bound, len(history)) snapshots: at most bound,
+// and at most half the run's own steps (at least 10): a scenario's bound
+// comes from its maxSteps, and a run that stopped at its horizon long
+// before had a burst of writes far from its end that was no cycle at its
+// end.
 //
 // The rules, in order:
 //
 //  1. If the last snapshot has no pending work the run was quiescent at
 //     its end: the oracle holds, whatever happened before.
-//  2. If the last bound snapshots all wrote, writes never stopped: fails.
+//  2. If the snapshots of the tail all wrote, writes never stopped: fails.
 //  3. If a state recurs after different states in between, with writes
 //     between the two occurrences and pending work at the second, and the
-//     second occurrence is among the last bound snapshots, the controllers
-//     are still cycling when the run ends: fails, naming the first such
-//     recurrence. A cycle that stopped earlier (a retry loop while a
-//     perturbation lasted, then quiet) is not non-convergence.
+//     second occurrence is in the tail, the controllers are still cycling
+//     when the run ends: fails, naming the first such recurrence. A cycle
+//     that stopped earlier (a retry loop while a perturbation lasted, then
+//     quiet) is not non-convergence.
 //  4. Otherwise it holds: the run ended with work pending (typically
 //     periodic timers) but neither kept writing nor cycled.
 //
@@ -55,6 +78,7 @@ func NonConvergence(history []Snapshot, bound int) Verdict {
 		v.Evidence = fmt.Sprintf("quiescent after step %d", last.Step)
 		return v
 	}
+	bound = Tail(bound, len(history))
 	if len(history) >= bound {
 		tail := history[len(history)-bound:]
 		writes, all := 0, true
@@ -102,4 +126,33 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// timedSuffix marks the definition of a nonConvergence oracle that keeps
+// timestamps in the state it hashes.
+const timedSuffix = ", timestamps hashed"
+
+// DefineNonConvergenceTimed is the definition of a nonConvergence oracle
+// that judges the snapshots' hashes with timestamps kept
+// ([Snapshot].TimedHash).
+func DefineNonConvergenceTimed(bound int) string { return DefineNonConvergence(bound) + timedSuffix }
+
+func judgeNonConvergence(s Spec, r *Records) Verdict {
+	def, timed := strings.CutSuffix(s.Def, timedSuffix)
+	var bound int
+	if _, err := fmt.Sscanf(def, TypeNonConvergence+": bound %d steps", &bound); err != nil || DefineNonConvergence(bound) != def {
+		return Verdict{Type: TypeNonConvergence, Err: fmt.Sprintf("definition %q: want %q or %q", s.Def, DefineNonConvergence(10), DefineNonConvergenceTimed(10))}
+	}
+	history := r.Snapshots
+	if timed {
+		history = make([]Snapshot, len(r.Snapshots))
+		for i, sn := range r.Snapshots {
+			if sn.TimedHash == "" {
+				return Verdict{Type: TypeNonConvergence, Err: fmt.Sprintf("snapshot of step %d has no hash with timestamps (recorded without an oracle that keeps them)", sn.Step)}
+			}
+			sn.Hash = sn.TimedHash
+			history[i] = sn
+		}
+	}
+	return NonConvergence(history, bound)
 }

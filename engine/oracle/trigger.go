@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -35,15 +36,27 @@ func (e TriggerError) String() string {
 	return fmt.Sprintf("trigger %s could not be evaluated at step %d (t=%s): %s", name, e.Step, e.Time, e.Err)
 }
 
-// unfollowed marks v as unjudgeable because the run's triggers failed: Err
-// names the first failed trigger (and counts the others), and Evidence
-// keeps what the oracle said of the run as it went.
-func unfollowed(v Verdict, errs []TriggerError) Verdict {
-	msg := errs[0].String()
-	if len(errs) > 1 {
-		msg += fmt.Sprintf(" (and %d more triggers)", len(errs)-1)
+// unfollowed marks v as unjudgeable because the run did not follow its
+// scenario: a trigger failed or an action did not happen as written. Err
+// names the first failed trigger and the first such action (and counts the
+// others), and Evidence keeps what the oracle said of the run as it went.
+func unfollowed(v Verdict, errs []TriggerError, acts []ActionError) Verdict {
+	var msgs []string
+	if len(errs) > 0 {
+		m := errs[0].String()
+		if len(errs) > 1 {
+			m += fmt.Sprintf(" (and %d more triggers)", len(errs)-1)
+		}
+		msgs = append(msgs, m)
 	}
-	msg += "; the run did not follow its scenario"
+	if len(acts) > 0 {
+		m := acts[0].String()
+		if len(acts) > 1 {
+			m += fmt.Sprintf(" (and %d more actions)", len(acts)-1)
+		}
+		msgs = append(msgs, m)
+	}
+	msg := strings.Join(msgs, "; ") + "; the run did not follow its scenario"
 	switch {
 	case v.Err != "":
 		msg += "; also: " + v.Err

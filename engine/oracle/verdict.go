@@ -9,10 +9,13 @@ const (
 	TypeDivergence     = "divergence"
 	TypeLostUpdate     = "lostUpdate"
 	TypePanic          = "panic"
+	TypeWrite          = "write"
+	TypeQuiescence     = "quiescence"
+	TypeSelfLostUpdate = "selfLostUpdate"
 )
 
 // Types lists every oracle type, in a fixed order.
-var Types = []string{TypeCEL, TypeNonConvergence, TypeDivergence, TypeLostUpdate, TypePanic}
+var Types = []string{TypeCEL, TypeNonConvergence, TypeDivergence, TypeLostUpdate, TypePanic, TypeWrite, TypeQuiescence, TypeSelfLostUpdate}
 
 // Verdict is the outcome of one oracle on one run (or, for [Divergence],
 // on a set of runs).
@@ -30,7 +33,21 @@ type Verdict struct {
 	// Evidence is short human text: the values involved, or the step where
 	// an invariant first failed.
 	Evidence string
+	// At is the write the verdict points at, the one that broke the
+	// property (write, quiescence and selfLostUpdate oracles), for a
+	// timeline to mark; zero when the verdict names none.
+	At WriteAt
 }
+
+// WriteAt names one stored write of a run: the step it was made in (for a
+// user action, the step before it) and the resourceVersion it produced.
+type WriteAt struct {
+	Step int    `json:"step"`
+	RV   string `json:"rv"`
+}
+
+// IsZero reports whether a names no write.
+func (a WriteAt) IsZero() bool { return a == WriteAt{} }
 
 // Named returns v with Oracle set to name.
 func (v Verdict) Named(name string) Verdict {

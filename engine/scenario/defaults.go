@@ -44,10 +44,26 @@ func (s *Search) applyDefaults() {
 	}
 }
 
-// applyDefaults sets the default scope of a cel oracle.
+// DefaultQuiescence holds the bounds a quiescence oracle falls back to.
+var DefaultQuiescence = Oracle{Settle: &Duration{time.Minute}, Window: &Duration{time.Minute}, MaxWrites: 3}
+
+// applyDefaults sets the default scope of a cel oracle and the default
+// bounds of a quiescence oracle.
 func (o *Oracle) applyDefaults() {
 	if o.Type == oracle.TypeCEL && o.Scope == "" {
 		o.Scope = ScopeFinal
+	}
+	if o.Type == oracle.TypeQuiescence {
+		d := DefaultQuiescence
+		if o.Settle == nil {
+			o.Settle = &Duration{d.Settle.Duration}
+		}
+		if o.Window == nil {
+			o.Window = &Duration{d.Window.Duration}
+		}
+		if o.MaxWrites == 0 {
+			o.MaxWrites = d.MaxWrites
+		}
 	}
 }
 

@@ -18,6 +18,39 @@
 // this file, also returned by [Schema]; the tests keep it in step with the
 // Go types and check every scenario in the corpus against it.
 //
+// # Actions
+//
+// An action's at is one trigger: a step, a virtual time, a CEL condition
+// (when, with the oracle package's functions, served(apiVersion, kind)
+// among them: "kind K is served"), a controller's Nth write, or a step
+// range the search explores. A condition may be delayed: the action fires
+// that long after the first state in which the condition held:
+//
+//	{"name": "scale-down", "op": "patch", ...,
+//	 "at": {"when": "served('example.org/v1', 'Widget')", "after": "5s"}}
+//
+// Several actions with steps are explored jointly: one variant per
+// combination of their steps (at most 1000), named by their moments,
+// "delete-a@3,delete-b@5" (one action alone: "action delete-a at step 3").
+// Ranges that overlap cover both relative orders; at the same step,
+// actions apply in the scenario's order:
+//
+//	{"name": "delete-a", "op": "delete", ..., "at": {"steps": {"from": 3, "to": 6}}},
+//	{"name": "delete-b", "op": "delete", ..., "at": {"steps": {"from": 3, "to": 6}}}
+//
+// An action that does not happen as written is never silent. In a run
+// where it never fired (its step after the run went quiescent, its time
+// after the horizon, its condition never held) or the server refused it
+// (NotFound, Conflict, any API error), every verdict is an error naming
+// it ("action delete-b (actions[1], at step 3) failed at step 3 (t=0s):
+// NotFound: ..."): the run did not follow its scenario, so it is neither a
+// pass nor a failure of the system's oracles (as for a `when` that cannot
+// be evaluated). The trace notes it and keeps it in its records. An
+// action that fires in none of a scenario's runs is an error of the
+// scenario, naming the file and the field:
+//
+//	scenarios/capi/x.json: actions[1]: action delete-b (at step 500) never fired in any of 1 run(s): ...
+//
 // # Fidelity and limits
 //
 //   - Field names match case-sensitively (encoding/json alone would accept

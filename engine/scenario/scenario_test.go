@@ -161,6 +161,14 @@ func malformedCases() []malformedCase {
 		{name: "afterWrite unknown verb", mut: set("actions[0].at", parse(`{"afterWrite": {"controller": "source-controller", "verb": "get", "n": 1}}`)), field: "actions[0].at.afterWrite.verb", msg: `unknown verb "get"`, schema: true},
 		{name: "afterWrite unknown kind", mut: set("actions[0].at", parse(`{"afterWrite": {"controller": "source-controller", "kind": "v1/Pod", "n": 1}}`)), field: "actions[0].at.afterWrite.kind", msg: "unknown kind v1/Pod"},
 		{name: "when that does not compile", mut: set("actions[0].at", parse(`{"when": "exists('v1','ConfigMap')"}`)), field: "actions[0].at.when", msg: "CEL: 1:7: found no matching overload"},
+		{name: "after without when", mut: set("actions[0].at.after", "5s"), field: "actions[0].at.after", msg: "only with when", schema: true},
+		{name: "after that is not positive", mut: set("actions[0].at", parse(`{"when": "step > 2", "after": "0s"}`)), field: "actions[0].at.after", msg: "0s: must be positive"},
+		{name: "after with two triggers", mut: set("actions[0].at", parse(`{"when": "step > 2", "after": "1s", "time": "3s"}`)), field: "actions[0].at", msg: "time and when are set", schema: true},
+		{name: "joint moments over 1000 variants", mut: func(t *testing.T, m map[string]any) {
+			set("actions[0].at", parse(`{"steps": {"from": 1, "to": 40}}`))(t, m)
+			m["actions"] = append(m["actions"].([]any), map[string]any{"name": "drop", "at": map[string]any{"steps": map[string]any{"from": 1, "to": 30}}, "op": "delete", "object": bucketRef})
+		}, field: "actions[1].at.steps", msg: "make 1200 variants or more (the product of their ranges): at most 1000"},
+		{name: "served in a final oracle", mut: set("oracles[0].expr", "served('v1', 'ConfigMap')"), field: "oracles[0].expr", msg: "served(...) is for `when` triggers and always-scope oracles"},
 		{name: "duplicate action name", mut: func(t *testing.T, m map[string]any) {
 			m["actions"] = append(m["actions"].([]any), map[string]any{"name": "bump", "at": map[string]any{"step": 5}, "op": "delete", "object": bucketRef})
 		}, field: "actions[1].name", msg: `duplicate action name "bump"`},
@@ -234,6 +242,21 @@ func malformedCases() []malformedCase {
 		{name: "unknown scope", mut: set("oracles[0].scope", "eventually"), field: "oracles[0].scope", msg: `unknown scope "eventually"`, schema: true},
 		{name: "scope on a non-cel oracle", mut: set("oracles[1].scope", "always"), field: "oracles[1].scope", msg: "only for type cel", schema: true},
 		{name: "expr on a non-cel oracle", mut: set("oracles[1].expr", "true"), field: "oracles[1].expr", msg: "only for type cel", schema: true},
+		{name: "write oracle without expr", mut: set("oracles[1].type", "write"), field: "oracles[1].expr", msg: "required for type write", schema: true},
+		{name: "write oracle over a state", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "exists('v1','ConfigMap','default','a')")), field: "oracles[1].expr", msg: "undeclared reference to 'exists'"},
+		{name: "write oracle with a scope", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "new != null"), set("oracles[1].scope", "always")), field: "oracles[1].scope", msg: "only for type cel", schema: true},
+		{name: "write oracle selecting a bad kind", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"kind": "Deployment"}`))), field: "oracles[1].select.kind", msg: "bad kind", schema: true},
+		{name: "write oracle selecting an unknown kind", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"kind": "apps/v1/Deployment"}`))), field: "oracles[1].select.kind", msg: "unknown kind"},
+		{name: "write oracle selecting scale", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"subresource": "scale"}`))), field: "oracles[1].select.subresource", msg: `unknown subresource "scale"`, schema: true},
+		{name: "write oracle with an empty select", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{}`))), field: "oracles[1].select", msg: "selects nothing in particular", schema: true},
+		{name: "select on a cel oracle", mut: set("oracles[0].select", parse(`{"name": "podinfo"}`)), field: "oracles[0].select", msg: "only for type write", schema: true},
+		{name: "unknown field in a select", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"verb": "update"}`))), field: "oracles[1].select.verb", msg: "unknown field", schema: true},
+		{name: "quiescence window not positive", mut: all(set("oracles[1].type", "quiescence"), set("oracles[1].window", "0s")), field: "oracles[1].window", msg: "must be positive"},
+		{name: "quiescence settle negative", mut: all(set("oracles[1].type", "quiescence"), set("oracles[1].settle", "-1s")), field: "oracles[1].settle", msg: "must not be negative"},
+		{name: "quiescence maxWrites negative", mut: all(set("oracles[1].type", "quiescence"), set("oracles[1].maxWrites", -2)), field: "oracles[1].maxWrites", msg: "must be at least 1", schema: true},
+		{name: "window on a panic oracle", mut: set("oracles[1].window", "1m"), field: "oracles[1].window", msg: "only for type quiescence", schema: true},
+		{name: "maxWrites on a panic oracle", mut: set("oracles[1].maxWrites", 3), field: "oracles[1].maxWrites", msg: "only for type quiescence", schema: true},
+		{name: "hashTimestamps on a panic oracle", mut: set("oracles[1].hashTimestamps", true), field: "oracles[1].hashTimestamps", msg: "only for type nonConvergence", schema: true},
 
 		// Manifests.
 		{name: "missing manifest file", mut: set("manifests", []any{"manifests/missing.yaml"}), field: "manifests[0]", msg: "no such file"},

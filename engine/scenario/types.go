@@ -69,7 +69,8 @@ func (s *Scenario) ResolvePath(p string) string {
 	return filepath.Join(s.baseDir, p)
 }
 
-// Trigger says when something happens. Exactly one field is set.
+// Trigger says when something happens. Exactly one of step, time, when,
+// afterWrite and steps is set; after goes with when.
 type Trigger struct {
 	// Step fires at the start of this step (0 is before the first).
 	Step *int `json:"step,omitempty"`
@@ -81,12 +82,19 @@ type Trigger struct {
 	// is not false: the error is recorded and every verdict of the run is
 	// an error naming this field.
 	When string `json:"when,omitempty"`
+	// After delays When: the trigger fires this long (> 0) after the
+	// first state in which When held, whether or not it still holds then
+	// ("5s after the Machine has a nodeRef"). With when only.
+	After *Duration `json:"after,omitempty"`
 	// AfterWrite fires right after a given write of a controller.
 	AfterWrite *WriteRef `json:"afterWrite,omitempty"`
 	// Steps makes the moment a choice the search explores: one variant
 	// per step From..To (inclusive), each firing at the start of that step.
-	// Actions only; at most one action per scenario, and not with an
-	// explored perturbation.
+	// Actions only, and not with an explored perturbation. Several actions
+	// with steps are explored jointly: one variant per combination of
+	// their steps (at most 1000), labelled by their moments, e.g.
+	// "delete-a@3,delete-b@5" (one action alone: "action delete-a at step
+	// 3").
 	Steps *StepRange `json:"steps,omitempty"`
 }
 
@@ -242,11 +250,40 @@ type Oracle struct {
 	Name string `json:"name"`
 	// Type is one of oracle.Types.
 	Type string `json:"type"`
-	// Expr is the CEL predicate; cel only, required there.
+	// Expr is the CEL predicate; cel and write only, required there. A
+	// write oracle's is over one stored write: old, new, writer, verb,
+	// subresource, time, step (see package oracle).
 	Expr string `json:"expr,omitempty"`
 	// Scope says whether Expr must hold in the final state or in every
 	// state (Scope* constants); cel only, default final.
 	Scope string `json:"scope,omitempty"`
+	// Select picks the writes a write oracle judges; write only, absent:
+	// every stored write.
+	Select *WriteSelect `json:"select,omitempty"`
+	// Settle, Window and MaxWrites bound a quiescence oracle (quiescence
+	// only): from Settle after the scenario's last action to the end of
+	// the run, no object may be written more than MaxWrites times within
+	// Window. Defaults: DefaultQuiescence.
+	Settle    *Duration `json:"settle,omitempty"`
+	Window    *Duration `json:"window,omitempty"`
+	MaxWrites int       `json:"maxWrites,omitempty"`
+	// HashTimestamps makes a nonConvergence oracle compare states with
+	// their timestamps kept (nonConvergence only): a loop that rewrites
+	// only a timestamp between two values is then a cycle.
+	HashTimestamps bool `json:"hashTimestamps,omitempty"`
+}
+
+// WriteSelect picks the writes a write oracle judges: every field that is
+// set must match.
+type WriteSelect struct {
+	// Kind is "group/version/Kind" (see ParseKind), matched by group and
+	// kind: the version is not compared.
+	Kind string `json:"kind,omitempty"`
+	// Namespace and Name match the object's.
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	// Subresource "status" picks writes to the status subresource.
+	Subresource string `json:"subresource,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("3s",

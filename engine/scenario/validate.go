@@ -74,12 +74,20 @@ func (s *Scenario) Validate(known Known) error {
 	}
 	explored := -1
 	ranged := -1
+	variants := 1
 	for i := range s.Actions {
-		if s.Actions[i].At.Steps != nil {
-			if ranged >= 0 {
-				v.add(fmt.Sprintf("actions[%d].at.steps", i), fmt.Sprintf("actions[%d] already explores its moment; only one action may", ranged))
+		if r := s.Actions[i].At.Steps; r != nil {
+			if ranged < 0 {
+				ranged = i
 			}
-			ranged = i
+			// Several explored moments are searched jointly: the product
+			// of their ranges.
+			if n := r.To - r.From + 1; n > 0 && variants <= maxActionVariants {
+				variants *= n
+				if variants > maxActionVariants && i != ranged {
+					v.add(fmt.Sprintf("actions[%d].at.steps", i), fmt.Sprintf("the explored actions' moments make %d variants or more (the product of their ranges): at most %d", variants, maxActionVariants))
+				}
+			}
 		}
 	}
 	for i := range s.Perturbations {
@@ -316,6 +324,9 @@ func (v *validator) controller(field, c string) {
 	}
 }
 
+// maxActionVariants bounds the variants explored action moments make.
+const maxActionVariants = 1000
+
 func (v *validator) trigger(field string, t *Trigger) {
 	var set []string
 	if t.Step != nil {
@@ -334,6 +345,14 @@ func (v *validator) trigger(field string, t *Trigger) {
 		set = append(set, "when")
 		if err := oracle.CheckCEL(t.When); err != nil {
 			v.add(join(field, "when"), "CEL: "+oneLine(err.Error()))
+		}
+	}
+	if t.After != nil {
+		switch {
+		case t.When == "":
+			v.add(join(field, "after"), "only with when: the trigger fires this long after the condition first holds")
+		case t.After.Duration <= 0:
+			v.add(join(field, "after"), fmt.Sprintf("%s: must be positive", t.After))
 		}
 	}
 	if w := t.AfterWrite; w != nil {
@@ -361,8 +380,8 @@ func (v *validator) trigger(field string, t *Trigger) {
 			v.add(join(field, "steps.from"), fmt.Sprintf("%d: must not be negative", r.From))
 		case r.To < r.From:
 			v.add(join(field, "steps.to"), fmt.Sprintf("%d: must not be before from (%d)", r.To, r.From))
-		case r.To-r.From >= 1000:
-			v.add(join(field, "steps.to"), fmt.Sprintf("%d steps: at most 1000 variants", r.To-r.From+1))
+		case r.To-r.From >= maxActionVariants:
+			v.add(join(field, "steps.to"), fmt.Sprintf("%d steps: at most %d variants", r.To-r.From+1, maxActionVariants))
 		}
 	}
 	switch len(set) {
@@ -517,9 +536,13 @@ func (v *validator) oracles() {
 			}
 			continue
 		}
+		v.oracleFields(field, o)
+		if o.Type == oracle.TypeWrite {
+			continue
+		}
 		if o.Type != oracle.TypeCEL {
 			if o.Expr != "" {
-				v.add(join(field, "expr"), "only for type cel")
+				v.add(join(field, "expr"), "only for type cel or write")
 			}
 			if o.Scope != "" {
 				v.add(join(field, "scope"), "only for type cel")
@@ -530,6 +553,8 @@ func (v *validator) oracles() {
 			v.add(join(field, "expr"), "required for type cel")
 		} else if err := oracle.CheckCEL(o.Expr); err != nil {
 			v.add(join(field, "expr"), "CEL: "+oneLine(err.Error()))
+		} else if o.Scope != ScopeAlways && oracle.CallsServed(o.Expr) {
+			v.add(join(field, "expr"), "served(...) is for `when` triggers and always-scope oracles: a final state is judged from the run's records, which keep objects, not the server's kinds")
 		}
 		if !slices.Contains(scopes, o.Scope) {
 			v.add(join(field, "scope"), oneOf("scope", o.Scope, scopes))

@@ -79,6 +79,7 @@ func Timeline(t *Trace, maxSteps int) string {
 		fmt.Fprintf(&b, "ABLATED semantics (unfaithful on purpose): %s\n", strings.Join(h.Ablations, ", "))
 	}
 	shown := 0
+	marks := writeMarks(t)
 	for _, line := range t.Lines {
 		switch r := line.(type) {
 		case Action:
@@ -89,6 +90,9 @@ func Timeline(t *Trace, maxSteps int) string {
 			b.WriteString("\n")
 			for _, c := range r.Changed {
 				fmt.Fprintf(&b, "%9s       %s\n", "", c)
+			}
+			for _, m := range marks.at(r.Step, r.RV) {
+				fmt.Fprintf(&b, "%9s       ^ %s at this write\n", "", m.text)
 			}
 		case Note:
 			fmt.Fprintf(&b, "%9s  * %s\n", r.T, r.Text)
@@ -122,6 +126,12 @@ func Timeline(t *Trace, maxSteps int) string {
 				for _, c := range o.Changed {
 					fmt.Fprintf(&b, "%9s         %s\n", "", c)
 				}
+				for _, m := range marks.at(r.Step, writtenRV(o)) {
+					fmt.Fprintf(&b, "%9s         ^ %s at this write\n", "", m.text)
+				}
+			}
+			for _, m := range marks.rest(r.Step) {
+				fmt.Fprintf(&b, "%9s     ^ %s at the write of resourceVersion %s (in or just after this step)\n", "", m.text, m.rv)
 			}
 			for _, e := range r.Events {
 				fmt.Fprintf(&b, "%9s     event %s %s: %s\n", e.T, e.Type, e.Reason, clip(e.Message, 140))
@@ -170,6 +180,7 @@ func MermaidFrom(t *Trace, from, maxSteps int) string {
 		fmt.Fprintf(&b, "    Note over user,api: perturbations: %s\n", esc(strings.Join(t.Header.Perturbations, "; ")))
 	}
 	shown := 0
+	marks := writeMarks(t)
 	for _, line := range t.Lines {
 		switch r := line.(type) {
 		case Action:
@@ -184,6 +195,9 @@ func MermaidFrom(t *Trace, from, maxSteps int) string {
 				fmt.Fprintf(&b, "    api-->>user: rv %s%s\n", r.RV, esc(changed(r.Changed)))
 			default:
 				b.WriteString("    api-->>user: ok, no change\n")
+			}
+			for _, m := range marks.at(r.Step, r.RV) {
+				fmt.Fprintf(&b, "    Note right of api: %s at this write\n", esc(m.text))
 			}
 		case Note:
 			if r.Step < from-1 {
@@ -232,6 +246,12 @@ func MermaidFrom(t *Trace, from, maxSteps int) string {
 				default:
 					fmt.Fprintf(&b, "    api-->>%s: no-op (rv %s)\n", c, esc(orDefault(o.After, o.Before)))
 				}
+				for _, m := range marks.at(r.Step, writtenRV(o)) {
+					fmt.Fprintf(&b, "    Note right of api: %s at this write\n", esc(m.text))
+				}
+			}
+			for _, m := range marks.rest(r.Step) {
+				fmt.Fprintf(&b, "    Note over %s: %s at the write of rv %s (in or just after this step)\n", c, esc(m.text), esc(m.rv))
 			}
 			res := r.Result
 			if r.Requeue != "" {
@@ -376,4 +396,77 @@ func participants(t *Trace, from, maxSteps int) []string {
 		}
 	}
 	return out
+}
+
+// mark is a verdict's pointer at one write of the run (Verdict.At), drawn
+// where the write is.
+type mark struct {
+	step  int
+	rv    string
+	text  string
+	shown bool
+}
+
+// markSet is a trace's marks by step.
+type markSet map[int][]*mark
+
+// writeMarks collects the marks of the trace's verdicts.
+func writeMarks(t *Trace) markSet {
+	if t.Final == nil {
+		return nil
+	}
+	var m markSet
+	for _, v := range t.Final.Verdicts {
+		if v.At == nil {
+			continue
+		}
+		verdict := "FAILS"
+		switch {
+		case v.Err != "":
+			verdict = "ERROR"
+		case v.Holds:
+			verdict = "holds"
+		}
+		if m == nil {
+			m = markSet{}
+		}
+		m[v.At.Step] = append(m[v.At.Step], &mark{step: v.At.Step, rv: v.At.RV, text: fmt.Sprintf("oracle %s (%s) %s", v.Oracle, v.Type, verdict)})
+	}
+	return m
+}
+
+// at returns the marks of the write of step that produced rv ("": none),
+// once each.
+func (ms markSet) at(step int, rv string) []*mark {
+	var out []*mark
+	for _, m := range ms[step] {
+		if rv != "" && m.rv == rv && !m.shown {
+			m.shown = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// rest returns the marks of step that no op or action of it showed (a
+// write made by a call that wrote several objects, or between steps, by
+// a runnable), once each.
+func (ms markSet) rest(step int) []*mark {
+	var out []*mark
+	for _, m := range ms[step] {
+		if !m.shown {
+			m.shown = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// writtenRV is the resourceVersion an accepted write produced; "" for a
+// read, a refused write or a no-op.
+func writtenRV(o Op) string {
+	if o.Verb == "get" || o.Verb == "list" || o.Outcome != "ok" || o.After == o.Before {
+		return ""
+	}
+	return o.After
 }

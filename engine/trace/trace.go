@@ -148,6 +148,9 @@ type Verdict struct {
 	Holds    bool   `json:"holds"`
 	Err      string `json:"err,omitempty"`
 	Evidence string `json:"evidence,omitempty"`
+	// At is the write the verdict points at (oracle.Verdict.At), which
+	// the timeline marks; absent when it names none.
+	At *oracle.WriteAt `json:"at,omitempty"`
 }
 
 // Records are what the oracles judged, written just before the final line:

@@ -12,10 +12,14 @@ import (
 )
 
 // Fighter insists that ConfigMap "contested" has data.owner == Name. Two
-// fighters never converge: each undoes the other's write.
+// fighters never converge: each undoes the other's write. With Rounds set,
+// a fighter gives up after that many writes: a burst of fighting that
+// ends.
 type Fighter struct {
 	client.Client
-	Name string
+	Name   string
+	Rounds int
+	wrote  int
 }
 
 // SetupWithManager wires Fighter.
@@ -32,13 +36,14 @@ func (r *Fighter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if err := r.Get(ctx, req.NamespacedName, &cm); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if cm.Data["owner"] == r.Name {
+	if cm.Data["owner"] == r.Name || r.Rounds > 0 && r.wrote >= r.Rounds {
 		return reconcile.Result{}, nil
 	}
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
 	}
 	cm.Data["owner"] = r.Name
+	r.wrote++
 	return reconcile.Result{}, r.Update(ctx, &cm)
 }
 

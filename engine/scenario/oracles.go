@@ -1,0 +1,57 @@
+package scenario
+
+import (
+	"fmt"
+
+	"github.com/ctrlbugs/corpus/engine/oracle"
+)
+
+// oracleFields checks the fields that belong to one oracle type each: a
+// write oracle's expression and selector, a quiescence oracle's bounds, a
+// nonConvergence oracle's hashTimestamps. Each set on another type is an
+// error naming it.
+func (v *validator) oracleFields(field string, o *Oracle) {
+	only := func(name, typ string, set bool) {
+		if set && o.Type != typ {
+			v.add(join(field, name), "only for type "+typ)
+		}
+	}
+	only("select", oracle.TypeWrite, o.Select != nil)
+	only("settle", oracle.TypeQuiescence, o.Settle != nil)
+	only("window", oracle.TypeQuiescence, o.Window != nil)
+	only("maxWrites", oracle.TypeQuiescence, o.MaxWrites != 0)
+	only("hashTimestamps", oracle.TypeNonConvergence, o.HashTimestamps)
+	switch o.Type {
+	case oracle.TypeWrite:
+		if o.Scope != "" {
+			v.add(join(field, "scope"), "only for type cel (a write oracle is judged on every stored write)")
+		}
+		if o.Expr == "" {
+			v.add(join(field, "expr"), "required for type write")
+		} else if err := oracle.CheckWriteCEL(o.Expr); err != nil {
+			v.add(join(field, "expr"), "CEL: "+oneLine(err.Error()))
+		}
+		if sel := o.Select; sel != nil {
+			f := join(field, "select")
+			if sel.Kind != "" {
+				v.kind(join(f, "kind"), sel.Kind)
+			}
+			if sel.Subresource != "" && sel.Subresource != "status" {
+				v.add(join(f, "subresource"), oneOf("subresource", sel.Subresource, []string{"status"}))
+			}
+			if *sel == (WriteSelect{}) {
+				v.add(f, "selects nothing in particular: name at least one of kind, namespace, name, subresource, or leave select out to judge every write")
+			}
+		}
+	case oracle.TypeQuiescence:
+		if o.Settle != nil && o.Settle.Duration < 0 {
+			v.add(join(field, "settle"), fmt.Sprintf("%s: must not be negative", o.Settle))
+		}
+		if o.Window != nil && o.Window.Duration <= 0 {
+			v.add(join(field, "window"), fmt.Sprintf("%s: must be positive", o.Window))
+		}
+		if o.MaxWrites < 0 {
+			v.add(join(field, "maxWrites"), fmt.Sprintf("%d: must be at least 1", o.MaxWrites))
+		}
+	}
+}
