@@ -85,6 +85,7 @@ oracle: ` + oracle + `
 status: refuted
 verified: "2026-11-22"
 upstreamReport: not reported
+conditions: [tested with the sample's staleness after write 1]
 primary: {label: faithful, variant: staleness after write 1, ` + primaryExtra + `expect: holds}
 control: {label: ablated, variant: staleness after write 1, ablations: [generation], expect: fails}
 ---

@@ -72,6 +72,15 @@ type Finding struct {
 	FixedIn        string   `json:"fixedIn,omitempty"`
 	Verified       string   `json:"verified"`
 	UpstreamReport string   `json:"upstreamReport"`
+	// Conditions are the production conditions under which the finding
+	// occurs, one short statement each: server versions and feature gates
+	// (e.g. whether a restarted process's first list can be stale), the
+	// magnitudes it needs (a lag, a window; quoted from the scenario's
+	// perturbations), configuration (flags, leader election), the trigger a
+	// user or another controller must supply, or "none (occurs on every
+	// run)". A refuted finding lists the conditions its claim was tested
+	// under. Required and non-empty.
+	Conditions []string `json:"conditions"`
 	// Primary is the recorded run (the reproducer, or for a refuted claim
 	// the faithful run); Control is its opposite.
 	Primary Run `json:"primary"`
@@ -155,6 +164,14 @@ func Load(root, path string) (*Finding, error) {
 	for _, k := range keys {
 		if strings.TrimSpace(req[k]) == "" {
 			return nil, fail(k, "required")
+		}
+	}
+	if len(f.Conditions) == 0 {
+		return nil, fail("conditions", "required: a list of the production conditions under which the finding occurs (versions, feature gates, magnitudes, configuration), or [\"none (occurs on every run)\"]")
+	}
+	for i, c := range f.Conditions {
+		if strings.TrimSpace(c) == "" {
+			return nil, fail(fmt.Sprintf("conditions[%d]", i), "empty condition")
 		}
 	}
 	if base := strings.TrimSuffix(filepath.Base(path), ".md"); base != f.ID {

@@ -26,6 +26,7 @@ oracle: o
 status: reproduces
 verified: "2026-11-22"
 upstreamReport: not reported
+conditions: ["cache lag >= 2 s", "none of the fault kinds"]
 primary: {label: reproduce, expect: fails}
 control: {label: control, dropPerturbations: true, expect: holds}
 ---
@@ -69,6 +70,11 @@ func TestLoad(t *testing.T) {
 		{"same expectations", "expect: holds}", "expect: fails}", "control.expect", "must be the opposite"},
 		{"refuted primary must hold", "status: reproduces", "status: refuted", "primary.expect", "refuted finding"},
 		{"fixed-upstream needs fixedIn", "status: reproduces", "status: fixed-upstream", "fixedIn", "required"},
+		{"missing conditions", "conditions: [\"cache lag >= 2 s\", \"none of the fault kinds\"]\n", "", "conditions", "required"},
+		{"empty conditions", "conditions: [\"cache lag >= 2 s\", \"none of the fault kinds\"]", "conditions: []", "conditions", "required"},
+		{"null conditions", "conditions: [\"cache lag >= 2 s\", \"none of the fault kinds\"]", "conditions:", "conditions", "required"},
+		{"blank condition", "\"none of the fault kinds\"]", "\" \"]", "conditions[1]", "empty condition"},
+		{"conditions not a list", "conditions: [\"cache lag >= 2 s\", \"none of the fault kinds\"]", "conditions: lag", "conditions", "cannot hold a string"},
 		{"id must match the file", "id: p-f1", "id: p-f2", "id", "does not match the file name"},
 		{"project must match the directory", "project: p\n", "project: q\n", "project", "findings/p"},
 		{"no front matter", "---\nid", "id", "front matter", "must start with"},
@@ -90,7 +96,7 @@ func TestLoad(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if f.Body != "body\n" || !f.Control.DropPerturbations {
+				if f.Body != "body\n" || !f.Control.DropPerturbations || len(f.Conditions) != 2 {
 					t.Fatalf("decoded %+v", f)
 				}
 				return
@@ -116,6 +122,7 @@ func TestLoadAllKeepsTheValid(t *testing.T) {
 	write(t, root, "p-f1.md", good)
 	write(t, root, "p-f2.md", strings.NewReplacer("id: p-f1", "id: p-f2", "status: reproduces", "status: maybe").Replace(good))
 	write(t, root, "p-f3.md", strings.NewReplacer("id: p-f1", "id: p-f3", "expect: holds}", "expect: hold}").Replace(good))
+	write(t, root, "p-f4.md", strings.NewReplacer("id: p-f1", "id: p-f4", "conditions: [\"cache lag >= 2 s\", \"none of the fault kinds\"]\n", "").Replace(good))
 	write(t, root, "notes.txt", "not a finding")
 	fs, broken := finding.LoadAll(root)
 	if len(fs) != 1 || fs[0].ID != "p-f1" {
@@ -125,7 +132,7 @@ func TestLoadAllKeepsTheValid(t *testing.T) {
 	for _, e := range broken {
 		got = append(got, e.ID+" "+e.File+" "+e.Field)
 	}
-	want := []string{"p-f2 findings/p/p-f2.md status", "p-f3 findings/p/p-f3.md control.expect"}
+	want := []string{"p-f2 findings/p/p-f2.md status", "p-f3 findings/p/p-f3.md control.expect", "p-f4 findings/p/p-f4.md conditions"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("broken %q, want %q", got, want)
 	}
@@ -146,7 +153,8 @@ func TestIndex(t *testing.T) {
 		t.Fatal(broken)
 	}
 	idx := finding.Index(fs)
-	for _, want := range []string{"## p", "| [p-f1](findings/p/p-f1.md) | t | k | staleness | low | reproduces | not reported | example.com/m@v1 |"} {
+	for _, want := range []string{"## p", "| [p-f1](findings/p/p-f1.md) | t | k | staleness | low | reproduces | not reported | example.com/m@v1 |",
+		"- **p-f1**:\n  - cache lag >= 2 s\n  - none of the fault kinds\n"} {
 		if !strings.Contains(idx, want) {
 			t.Errorf("index lacks %q:\n%s", want, idx)
 		}
