@@ -31,7 +31,13 @@ const markPatch = `"patchType": "merge", "patch": {"data": {"seen": "yes"}},`
 // the first execution's outcome (nil, err if Run failed).
 func runCounter(t *testing.T, body string, opts engine.Options) (*engine.Outcome, error) {
 	t.Helper()
-	scn, err := scenario.Decode("counter.json", []byte(sprintf(counterScenario, body)), ".")
+	return runCounterText(t, sprintf(counterScenario, body), opts)
+}
+
+// runCounterText is runCounter on a whole scenario text.
+func runCounterText(t *testing.T, text string, opts engine.Options) (*engine.Outcome, error) {
+	t.Helper()
+	scn, err := scenario.Decode("counter.json", []byte(text), ".")
 	if err != nil {
 		t.Fatal(err)
 	}

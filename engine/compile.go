@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -86,6 +87,25 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 			act.StepRange = &[2]int{r.From, r.To}
 		}
 		cfg.Actions = append(cfg.Actions, act)
+		if r := a.Repeat; r != nil && r.Every != nil {
+			// The repetitions follow the first firing: the k-th fires
+			// k×every after it, each an action of its own.
+			first := len(cfg.Actions) - 1
+			base := a.Name
+			if base == "" {
+				base = field
+			}
+			for k := 1; k < r.Count; k++ {
+				d := time.Duration(k) * r.Every.Duration
+				rep := act
+				rep.Name = fmt.Sprintf("%s#%d", base, k+1)
+				rep.StepRange = nil
+				rep.Obj = &unstructured.Unstructured{Object: deepCopyJSON(a.Object)}
+				rep.At = explore.Trigger{Follow: &explore.Follow{Action: first, After: d}, Name: field + ".repeat",
+					Desc: fmt.Sprintf("%s after %s fired", d, base)}
+				cfg.Actions = append(cfg.Actions, rep)
+			}
+		}
 	}
 	if !opts.DropPerturbations {
 		for i := range scn.Perturbations {
@@ -132,7 +152,7 @@ func compileTrigger(scn *scenario.Scenario, field string, t *scenario.Trigger) (
 		out.Time = &d
 	}
 	if t.AfterWrite != nil {
-		ref := &explore.WriteRef{Controller: t.AfterWrite.Controller, Verb: t.AfterWrite.Verb, N: t.AfterWrite.N}
+		ref := &explore.WriteRef{Controller: t.AfterWrite.Controller, Verb: t.AfterWrite.Verb, Sub: t.AfterWrite.Subresource, N: t.AfterWrite.N}
 		if t.AfterWrite.Kind != "" {
 			gvk, err := scenario.ParseKind(t.AfterWrite.Kind)
 			if err != nil {

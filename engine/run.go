@@ -307,6 +307,11 @@ func unfired(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) scenario
 	}
 	var errs scenario.ErrorList
 	for i, a := range cfg.Actions {
+		if a.At.Follow != nil {
+			// A repetition: it fires once its action has; that one is
+			// reported here when it never fired.
+			continue
+		}
 		field, ok := strings.CutSuffix(a.At.Name, ".at")
 		if !ok {
 			field = fmt.Sprintf("actions[%d]", i)

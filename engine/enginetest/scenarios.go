@@ -125,11 +125,19 @@ func Scenarios(t *testing.T, p *engine.Project) {
 	}
 }
 
+// runLine is what a run prints: its scenario, label, how it stopped and
+// its verdicts, on one line for one oracle, and otherwise one oracle a
+// line, indented under the run's.
 func runLine(scenario string, r *engine.RunOutcome) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s [%s] %s after %d steps:", scenario, r.Label, r.Stop, r.Steps)
+	sep := " "
+	if len(r.Verdicts) > 1 {
+		sep = "\n    "
+	}
 	for _, v := range r.Verdicts {
-		fmt.Fprintf(&b, " %s", v.String())
+		b.WriteString(sep)
+		b.WriteString(v.String())
 	}
 	return b.String()
 }

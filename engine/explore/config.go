@@ -42,6 +42,7 @@ type WriteRef struct {
 	Controller string
 	Kind       schema.GroupKind // zero: any kind
 	Verb       string           // "": any write verb; "status": any status write
+	Sub        string           // "": any; "status": writes to the status subresource only
 	N          int
 }
 
@@ -57,11 +58,23 @@ type Trigger struct {
 	// After delays a When trigger: it fires this long after the first
 	// state in which When held (whatever the predicate says then).
 	After time.Duration
+	// Follow fires a delay after an action fired: an action's
+	// repetition (scenario repeat).
+	Follow *Follow
 	// Desc names the trigger in traces.
 	Desc string
 	// Name names the trigger in errors: the scenario field it came from,
 	// such as "actions[1].at" ("": Desc).
 	Name string
+}
+
+// Follow fires a trigger After the moment action Action (an index into
+// Config.Actions) fired: the instant its trigger fired (a time trigger's
+// exact instant, a delayed condition's end of delay, otherwise the moment
+// the loop applied it).
+type Follow struct {
+	Action int
+	After  time.Duration
 }
 
 // Window is a span of the run: from a trigger until another (or for a

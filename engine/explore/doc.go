@@ -83,8 +83,9 @@
 // a step, a virtual time, after a controller's Nth write, when a predicate
 // first holds (evaluated between steps; or a delay after it first held,
 // [Trigger].After, the loop waking for it), or at each step of a range the
-// search explores (several actions' ranges jointly, [Variants]). A
-// predicate that cannot be evaluated does not hold, and is not taken as
+// search explores (several actions' ranges jointly, [Variants]), or a
+// delay after another action fired ([Trigger].Follow: a repeated action's
+// repetitions, the loop waking for them). A predicate that cannot be evaluated does not hold, and is not taken as
 // false either: each trigger's first error goes in the result
 // ([Result].TriggerErrors) and in the trace as a note, and the oracles make
 // every verdict of the run an error. So does an action that never fired

@@ -49,10 +49,12 @@ func (w *world) applyActions() {
 		if w.actions[i] {
 			continue
 		}
-		if ok, _ := w.fired(&a.At, get); !ok {
+		ok, at := w.fired(&a.At, get)
+		if !ok {
 			continue
 		}
 		w.actions[i] = true
+		w.actionAt[i] = at
 		st = nil
 		evs, err := w.userWrite(a.Op, a.Subresource, a.Obj, a.Patch, string(a.PatchType), a.Propagation)
 		op := a.Op
@@ -67,7 +69,7 @@ func (w *world) applyActions() {
 		if len(evs) > 0 {
 			rec.RV = strconv.FormatInt(evs[len(evs)-1].Rev, 10)
 			rec.Changed = changeOf(evs)
-			w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, At: w.now(), Controller: UserWriter, Kind: a.Obj.GroupVersionKind().GroupKind(), Verb: a.Op})
+			w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, At: w.now(), Controller: UserWriter, Kind: a.Obj.GroupVersionKind().GroupKind(), Verb: a.Op, Sub: a.Subresource})
 			w.changed++
 			w.openWindows()
 		}
@@ -87,6 +89,12 @@ func (w *world) applyActions() {
 func (w *world) actionError(i int) oracle.ActionError {
 	a := &w.cfg.Actions[i]
 	field, ok := strings.CutSuffix(a.At.Name, ".at")
+	if !ok && a.At.Follow != nil && a.At.Name != "" {
+		// A repetition: its own field (actions[i].repeat), so that an
+		// action that fired while its repetitions did not is not taken
+		// for one that never fired.
+		field, ok = a.At.Name, true
+	}
 	if !ok {
 		field = fmt.Sprintf("actions[%d]", i)
 	}
@@ -387,6 +395,11 @@ func (w *world) nextWake() (time.Time, bool) {
 		}
 		if at, ok := w.delayedWake(&w.cfg.Actions[i].At); ok && !w.actions[i] {
 			consider(at)
+		}
+		if f := a.At.Follow; f != nil && !w.actions[i] {
+			if at, ok := w.followAt(f); ok {
+				consider(at)
+			}
 		}
 	}
 	w.windowWakes(consider)

@@ -34,6 +34,12 @@ func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
 		return !now.Before(at), at
 	case t.AfterWrite != nil:
 		return w.countWrites(t.AfterWrite) >= t.AfterWrite.N, now
+	case t.Follow != nil:
+		at, ok := w.followAt(t.Follow)
+		if !ok {
+			return false, now
+		}
+		return !now.Before(at), at
 	case t.When != nil:
 		if held, ok := w.held[t]; ok {
 			// After: the condition held already; the trigger waits.
@@ -67,6 +73,15 @@ func (w *world) delayedWake(t *Trigger) (time.Time, bool) {
 	}
 	held, ok := w.held[t]
 	return held.Add(t.After), ok
+}
+
+// followAt returns when a Follow trigger fires, once the action it
+// follows has fired.
+func (w *world) followAt(f *Follow) (time.Time, bool) {
+	if f.Action < 0 || f.Action >= len(w.actionAt) || !w.actions[f.Action] {
+		return time.Time{}, false
+	}
+	return w.actionAt[f.Action].Add(f.After), true
 }
 
 // triggerName names a trigger in notes: its scenario field and its
@@ -185,6 +200,8 @@ func descTrigger(t *Trigger) string {
 		return fmt.Sprintf("step %d", *t.Step)
 	case t.Time != nil:
 		return t.Time.String()
+	case t.Follow != nil:
+		return fmt.Sprintf("%s after action %d fired", t.Follow.After, t.Follow.Action)
 	case t.AfterWrite != nil:
 		if t.AfterWrite.Controller == "" {
 			return fmt.Sprintf("write %d", t.AfterWrite.N)

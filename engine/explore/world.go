@@ -87,6 +87,9 @@ type world struct {
 	step    int
 	active  []*active // parallel to cfg.Perturbations
 	actions []bool    // done
+	// actionAt: when each action that is done fired (Follow triggers
+	// count from it).
+	actionAt []time.Time
 	// held: when each When trigger with After first held (the trigger
 	// fires After later).
 	held map[*Trigger]time.Time
@@ -162,6 +165,7 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 		w.active = append(w.active, &active{p: p, w: p.Window()})
 	}
 	w.actions = make([]bool, len(cfg.Actions))
+	w.actionAt = make([]time.Time, len(cfg.Actions))
 	w.held = map[*Trigger]time.Time{}
 	w.res.InvariantFailedAt = make([]int, len(cfg.Invariants))
 	w.res.InvariantErr = make([]string, len(cfg.Invariants))

@@ -4,7 +4,8 @@ package explore
 // (Trigger.AfterWrite) fires once N of a run's writes match. A user
 // action's write matches only a ref naming UserWriter; an empty Controller
 // matches every controller; Verb "status" matches any write to the status
-// subresource.
+// subresource, as Sub "status" does with any verb (Sub with a verb: that
+// verb's writes to the subresource only).
 func (ref WriteRef) Matches(e WriteEvent) bool {
 	if e.Controller == UserWriter && ref.Controller != UserWriter {
 		return false
@@ -13,6 +14,9 @@ func (ref WriteRef) Matches(e WriteEvent) bool {
 		return false
 	}
 	if !ref.Kind.Empty() && e.Kind != ref.Kind {
+		return false
+	}
+	if ref.Sub != "" && e.Sub != ref.Sub {
 		return false
 	}
 	if ref.Verb == "status" && e.Sub != "status" {

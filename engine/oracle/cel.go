@@ -133,6 +133,7 @@ func (p *Predicate) Eval(s State) (bool, error) {
 	out, _, err := p.prg.Eval(map[string]any{
 		"objects": objs,
 		"time":    s.Time,
+		"elapsed": s.Time,
 		"step":    int64(s.Step),
 	})
 	if err != nil {
@@ -173,6 +174,7 @@ func newEnv(p *Predicate) (*cel.Env, error) {
 		ext.Bindings(),
 		cel.Variable("objects", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
 		cel.Variable("time", cel.DurationType),
+		cel.Variable("elapsed", cel.DurationType),
 		cel.Variable("step", cel.IntType),
 		cel.Function("object",
 			cel.Overload("object_string_string_string_string",

@@ -40,8 +40,10 @@
 // # CEL environment
 //
 // A predicate sees the variables objects (a list of every object's full
-// content, as maps), time (a duration: virtual time since the run started)
-// and step (an int), and the functions
+// content, as maps), time and elapsed (the same duration, two names:
+// virtual time since the run started; elapsed > duration('30s') in a when
+// trigger fires 30s in, in an "always" oracle bounds a property to after
+// that) and step (an int), and the functions
 //
 //	object(apiVersion, kind, namespace, name)   -> map or null
 //	exists(apiVersion, kind, namespace, name)   -> bool

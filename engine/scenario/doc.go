@@ -38,6 +38,42 @@
 //	{"name": "delete-a", "op": "delete", ..., "at": {"steps": {"from": 3, "to": 6}}},
 //	{"name": "delete-b", "op": "delete", ..., "at": {"steps": {"from": 3, "to": 6}}}
 //
+// An afterWrite trigger (an action's, or a window's from or until) fires
+// after the n-th write (1-based) that matches every field set: controller
+// (the process as the scenario lists it: all its controllers' writes
+// count; "user": the scenario's own actions), kind (group and kind, the
+// version not compared), verb ("status": any write to the status
+// subresource) and subresource ("status": writes to the status subresource
+// only; with a verb, that verb's). Writes are counted in the order they
+// were made: a controller's when the API server accepted it (a no-op write
+// too; a refused one not), a user action's when it stored something; the
+// initial objects never count, and a controller's count never includes
+// the user's writes. The 2nd status patch of the process capi:
+//
+//	"at": {"afterWrite": {"controller": "capi", "verb": "patch", "subresource": "status", "n": 2}}
+//
+// A when sees elapsed (also time): the virtual time since the run
+// started, a duration, as "always" oracles do. It is evaluated with the
+// state, between steps, and does not wake a run that has nothing else to
+// do: elapsed >= duration('20s') fires at the first state after 20s (for
+// a moment, use time). Each run, and so each variant of a search, counts
+// it from its own start; the bubble's absolute clock does not restart
+// between variants.
+//
+// An action may repeat: repeat {count, every} fires it count times in all
+// (count >= 2), the first when its trigger fires and the k-th repetition
+// every×k after that instant (a time trigger's time, a delayed
+// condition's end of delay, otherwise the moment the action applied). Each
+// firing is its own action in the trace, named "<name>#2", "<name>#3", …
+// ("actions[i]#2" for an unnamed one); dropping the action (a finding's
+// control run) drops its repetitions. A repetition that does not fire
+// (past the horizon, or the run went quiescent first) makes the run's
+// verdicts errors naming "actions[i].repeat", as any action that did not
+// happen; this one marks the ConfigMap at t=10s, 20s and 30s:
+//
+//	{"name": "mark", "op": "patch", ..., "at": {"time": "10s"},
+//	 "repeat": {"count": 3, "every": "10s"}}
+//
 // An action that does not happen as written is never silent. In a run
 // where it never fired (its step after the run went quiescent, its time
 // after the horizon, its condition never held) or the server refused it

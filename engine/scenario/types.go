@@ -113,8 +113,13 @@ type WriteRef struct {
 	// Kind restricts the count to one kind, "group/version/Kind" or
 	// "version/Kind" for the core group (see ParseKind).
 	Kind string `json:"kind,omitempty"`
-	// Verb restricts the count to one verb (Verb* constants).
+	// Verb restricts the count to one verb (Verb* constants); "status" is
+	// any write to the status subresource.
 	Verb string `json:"verb,omitempty"`
+	// Subresource "status" restricts the count to writes to the status
+	// subresource; with Verb, that verb's only ("patch" and "status": a
+	// status patch).
+	Subresource string `json:"subresource,omitempty"`
 	// N is 1-based: 1 is the first matching write.
 	N int `json:"n"`
 }
@@ -144,6 +149,20 @@ type Action struct {
 	// subresource (what a controller, or the package manager, writes);
 	// with op update or patch only.
 	Subresource string `json:"subresource,omitempty"`
+	// Repeat fires the action Count times in all: the first when At
+	// fires, the k-th repetition k×Every after that (so "name#2" Every
+	// after, "name#3" 2×Every after, ...). Each firing is its own action
+	// in the trace, named "<name>#<n>" from the second on.
+	Repeat *Repeat `json:"repeat,omitempty"`
+}
+
+// Repeat makes an action fire several times (see Action.Repeat).
+type Repeat struct {
+	// Count is how many times the action fires in all, the first
+	// included; at least 2.
+	Count int `json:"count"`
+	// Every is the virtual time between two firings; required, > 0.
+	Every *Duration `json:"every"`
 }
 
 // Perturbation is a fault the engine injects into the run.

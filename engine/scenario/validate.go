@@ -367,6 +367,9 @@ func (v *validator) trigger(field string, t *Trigger) {
 		if w.Verb != "" && !slices.Contains(verbs, w.Verb) {
 			v.add(join(f, "verb"), oneOf("verb", w.Verb, verbs))
 		}
+		if w.Subresource != "" && w.Subresource != "status" {
+			v.add(join(f, "subresource"), fmt.Sprintf("%q: the only subresource is \"status\"", w.Subresource))
+		}
 		if w.N < 1 {
 			v.add(join(f, "n"), fmt.Sprintf("%d: must be at least 1 (the first write is 1)", w.N))
 		}
@@ -395,6 +398,17 @@ func (v *validator) trigger(field string, t *Trigger) {
 
 func (v *validator) action(field string, a *Action) {
 	v.trigger(join(field, "at"), &a.At)
+	if r := a.Repeat; r != nil {
+		if r.Count < 2 {
+			v.add(join(field, "repeat.count"), fmt.Sprintf("%d: must be at least 2 (the count includes the first firing)", r.Count))
+		}
+		switch {
+		case r.Every == nil:
+			v.add(join(field, "repeat.every"), "required: the virtual time between two firings, such as \"10s\"")
+		case r.Every.Duration <= 0:
+			v.add(join(field, "repeat.every"), fmt.Sprintf("%s: must be positive", r.Every))
+		}
+	}
 	if !slices.Contains(ops, a.Op) {
 		if a.Op == "" {
 			v.add(join(field, "op"), "required: one of "+strings.Join(ops, ", "))

@@ -1,0 +1,23 @@
+package enginetest
+
+import (
+	"testing"
+
+	"github.com/ctrlbugs/corpus/engine"
+	"github.com/ctrlbugs/corpus/engine/oracle"
+)
+
+// TestRunLine: a run's line keeps one oracle's verdict on it, and puts
+// several one a line, indented under it.
+func TestRunLine(t *testing.T) {
+	holds := oracle.Verdict{Oracle: "a", Type: oracle.TypeCEL, Holds: true, Evidence: "held"}
+	fails := oracle.Verdict{Oracle: "b", Type: oracle.TypePanic, Evidence: "boom"}
+	one := &engine.RunOutcome{Label: "reference", Stop: "quiescent", Steps: 3, Verdicts: []oracle.Verdict{holds}}
+	if got, want := runLine("s", one), "s [reference] quiescent after 3 steps: "+holds.String(); got != want {
+		t.Errorf("one oracle:\n%s\nwant\n%s", got, want)
+	}
+	two := &engine.RunOutcome{Label: "reference", Stop: "quiescent", Steps: 3, Verdicts: []oracle.Verdict{holds, fails}}
+	if got, want := runLine("s", two), "s [reference] quiescent after 3 steps:\n    "+holds.String()+"\n    "+fails.String(); got != want {
+		t.Errorf("two oracles:\n%s\nwant\n%s", got, want)
+	}
+}
