@@ -71,13 +71,8 @@ var seamDeleteOptions = []struct {
 type seamDeleter func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error
 
 func clientsetDeleter(c client.Client, o *Observation) seamDeleter {
-	cfg := restConfigs[c]
-	if cfg == nil {
-		o.Add("setup", "no rest.Config for this side")
-		return nil
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if !o.Err("clientset", err) {
+	cs := clientsetFor(c, o)
+	if cs == nil {
 		return nil
 	}
 	return func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
@@ -147,13 +142,8 @@ var _ = register("seam/delete-dry-run-no-finalizer", func(ctx context.Context, c
 })
 
 var _ = register("seam/deletecollection-options", func(ctx context.Context, c client.Client, ns string, o *Observation) {
-	cfg := restConfigs[c]
-	if cfg == nil {
-		o.Add("setup", "no rest.Config for this side")
-		return
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if !o.Err("clientset", err) {
+	cs := clientsetFor(c, o)
+	if cs == nil {
 		return
 	}
 	for _, n := range []string{"a", "b"} {

@@ -54,10 +54,6 @@ const UserWriter = "user"
 // either does not parse, any difference counts as older.
 func LostUpdate(writes []WriteRecord) Verdict {
 	v := Verdict{Type: TypeLostUpdate}
-	type fieldWrite struct {
-		writer, rv string
-		step       int
-	}
 	last := map[string]map[string]fieldWrite{} // key -> path -> last writer
 	var first string
 	n := 0
@@ -90,25 +86,9 @@ func LostUpdate(writes []WriteRecord) Verdict {
 				}
 			}
 		}
-		for _, p := range w.Paths {
-			for q := range fields {
-				if within(q, p) {
-					delete(fields, q) // replaced as a whole
-				}
-			}
-			fields[p] = fieldWrite{writer: w.Writer, rv: w.RV, step: w.Step}
-		}
+		recordFields(fields, w)
 	}
-	if first == "" {
-		v.Holds = true
-		v.Evidence = fmt.Sprintf("no lost update in %d writes", len(writes))
-		return v
-	}
-	v.Evidence = first
-	if n > 1 {
-		v.Evidence += fmt.Sprintf(" (and %d more)", n-1)
-	}
-	return v
+	return conclude(v, first, n, fmt.Sprintf("no lost update in %d writes", len(writes)))
 }
 
 // SelfLostUpdate looks for writes with which a controller overwrote its
@@ -136,10 +116,6 @@ func LostUpdate(writes []WriteRecord) Verdict {
 // counts the rest.
 func SelfLostUpdate(writes []WriteRecord) Verdict {
 	v := Verdict{Type: TypeSelfLostUpdate}
-	type fieldWrite struct {
-		writer, rv string
-		step       int
-	}
 	last := map[string]map[string]fieldWrite{} // key -> path -> last writer
 	var first string
 	n := 0
@@ -171,18 +147,37 @@ func SelfLostUpdate(writes []WriteRecord) Verdict {
 				}
 			}
 		}
-		for _, p := range w.Paths {
-			for q := range fields {
-				if within(q, p) {
-					delete(fields, q) // replaced as a whole
-				}
-			}
-			fields[p] = fieldWrite{writer: w.Writer, rv: w.RV, step: w.Step}
-		}
+		recordFields(fields, w)
 	}
+	return conclude(v, first, n, fmt.Sprintf("no controller overwrote its own update unseen in %d writes", len(writes)))
+}
+
+// fieldWrite is the last write of one field path: by whom, at which
+// resourceVersion, in which step.
+type fieldWrite struct {
+	writer, rv string
+	step       int
+}
+
+// recordFields notes w as the last writer of each path it changed; a path
+// it replaced as a whole drops what was noted below it.
+func recordFields(fields map[string]fieldWrite, w WriteRecord) {
+	for _, p := range w.Paths {
+		for q := range fields {
+			if within(q, p) {
+				delete(fields, q) // replaced as a whole
+			}
+		}
+		fields[p] = fieldWrite{writer: w.Writer, rv: w.RV, step: w.Step}
+	}
+}
+
+// conclude gives v the first of n findings as evidence, or holds with
+// none when there were none.
+func conclude(v Verdict, first string, n int, none string) Verdict {
 	if first == "" {
 		v.Holds = true
-		v.Evidence = fmt.Sprintf("no controller overwrote its own update unseen in %d writes", len(writes))
+		v.Evidence = none
 		return v
 	}
 	v.Evidence = first
