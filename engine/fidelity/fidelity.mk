@@ -5,27 +5,34 @@
 # the workspace's build list), so it is always built with GOWORK=off.
 # Times: see engine/fidelity/README.md.
 
-FIDELITY_LOG ?= $(CURDIR)/engine/fidelity/out/fidelity.log
+# Each run keeps its own log (a failing run's is never overwritten by the
+# next: a flake's cause must survive it); fidelity.log points at the newest.
+FIDELITY_LOG_DIR ?= $(CURDIR)/engine/fidelity/out
 FIDELITY_REPORT ?= $(CURDIR)/engine/fidelity/out/fidelity-report.json
 FIDELITY_GO = cd engine/fidelity && GOWORK=off GOFLAGS="-mod=mod -buildvcs=false"
 
 .PHONY: fidelity fidelity-build fidelity-update-known fidelity-vacuity-discover
 
-# Runs the suite, streams the case table, keeps the full -v log in
-# $(FIDELITY_LOG) and a JSON report of every observation in $(FIDELITY_REPORT);
-# then checks the cases are not vacuous: each case naming a semantic
-# (vacuity_test.go) must disagree with an engine that has it switched off.
+# Runs the suite, streams the case table, keeps the full -v log in a file of
+# its own under $(FIDELITY_LOG_DIR) (named by time and process id; its path is
+# printed on failure with the failing cases) and a JSON report of every
+# observation in $(FIDELITY_REPORT); then checks the cases are not vacuous:
+# each case naming a semantic (vacuity_test.go) must disagree with an engine
+# that has it switched off.
 # POSIX sh only (no pipefail): the exit status travels through a file.
 fidelity:
-	@mkdir -p $(dir $(FIDELITY_LOG)) $(dir $(FIDELITY_REPORT)); rm -f $(FIDELITY_LOG).status; \
+	@mkdir -p $(FIDELITY_LOG_DIR) $(dir $(FIDELITY_REPORT)); \
+	log=$(FIDELITY_LOG_DIR)/fidelity-$$(date -u +%Y%m%dT%H%M%SZ)-$$$$.log; rm -f $$log.status; \
 	( $(FIDELITY_GO) FIDELITY_REPORT=$(FIDELITY_REPORT) FIDELITY_VACUITY=1 \
 	    go test -count=1 -timeout 30m -v -run 'TestFidelity$$' ./... 2>&1; \
-	  echo $$? > $(FIDELITY_LOG).status ) | tee $(FIDELITY_LOG) \
+	  echo $$? > $$log.status ) | tee $$log \
 	  | grep -v -E '^=== (RUN|PAUSE|CONT)|^ +--- PASS'; \
-	status=$$(cat $(FIDELITY_LOG).status); rm -f $(FIDELITY_LOG).status; \
+	ln -sf $$(basename $$log) $(FIDELITY_LOG_DIR)/fidelity.log; \
+	status=$$(cat $$log.status); rm -f $$log.status; \
 	if [ "$$status" != "0" ]; then \
-	  echo "FIDELITY FAILED (go test exit $$status); full log: $(FIDELITY_LOG)" >&2; exit 1; \
-	fi; echo "fidelity: PASS"
+	  cases=$$(grep -o -E -e '--- FAIL: TestFidelity/[^ ]+' $$log | sed 's/--- FAIL: TestFidelity\///' | tr '\n' ' '); \
+	  echo "FIDELITY FAILED (go test exit $$status); failing cases: $${cases:-none named (see the log)}; full log: $$log" >&2; exit 1; \
+	fi; echo "fidelity: PASS (log: $$log)"
 
 # Compile only: warms the build cache (the cold compile takes many minutes).
 fidelity-build:
