@@ -56,6 +56,24 @@ type Predicate struct {
 	busy  bool                         // an evaluation is running; guarded by mu
 }
 
+// compileBool parses and type-checks expr in env, and plans it with the
+// oracles' cost limit: an expression whose known result type is not bool
+// is an error.
+func compileBool(env *cel.Env, expr string) (*cel.Ast, cel.Program, error) {
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		return nil, nil, iss.Err()
+	}
+	if out := ast.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
+		return nil, nil, fmt.Errorf("expression yields %s, want bool", cel.FormatCELType(out))
+	}
+	prg, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(1000))
+	if err != nil {
+		return nil, nil, err
+	}
+	return ast, prg, nil
+}
+
 // CompileCEL parses and type-checks expr in the oracle environment (see the
 // package documentation). It fails when expr does not parse, refers to
 // unknown names, or has a known result type other than bool.
@@ -65,17 +83,11 @@ func CompileCEL(expr string) (*Predicate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cel environment: %w", err)
 	}
-	ast, iss := env.Compile(expr)
-	if iss.Err() != nil {
-		return nil, iss.Err()
-	}
-	if out := ast.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
-		return nil, fmt.Errorf("expression yields %s, want bool", cel.FormatCELType(out))
-	}
-	p.prg, err = env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(1000))
+	ast, prg, err := compileBool(env, expr)
 	if err != nil {
 		return nil, err
 	}
+	p.prg = prg
 	for _, r := range ast.NativeRep().ReferenceMap() {
 		p.served = p.served || slices.Contains(r.OverloadIDs, servedOverload)
 	}

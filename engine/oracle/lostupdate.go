@@ -54,19 +54,9 @@ const UserWriter = "user"
 // either does not parse, any difference counts as older.
 func LostUpdate(writes []WriteRecord) Verdict {
 	v := Verdict{Type: TypeLostUpdate}
-	last := map[string]map[string]fieldWrite{} // key -> path -> last writer
 	var first string
 	n := 0
-	for _, w := range writes {
-		if w.Deleted {
-			delete(last, w.Key)
-			continue
-		}
-		fields := last[w.Key]
-		if fields == nil {
-			fields = map[string]fieldWrite{}
-			last[w.Key] = fields
-		}
+	eachWrite(writes, func(w WriteRecord, fields map[string]fieldWrite) {
 		if !w.Precondition && w.Writer != UserWriter {
 			for _, p := range w.Paths {
 				for q, fw := range fields {
@@ -86,8 +76,7 @@ func LostUpdate(writes []WriteRecord) Verdict {
 				}
 			}
 		}
-		recordFields(fields, w)
-	}
+	})
 	return conclude(v, first, n, fmt.Sprintf("no lost update in %d writes", len(writes)))
 }
 
@@ -116,19 +105,9 @@ func LostUpdate(writes []WriteRecord) Verdict {
 // counts the rest.
 func SelfLostUpdate(writes []WriteRecord) Verdict {
 	v := Verdict{Type: TypeSelfLostUpdate}
-	last := map[string]map[string]fieldWrite{} // key -> path -> last writer
 	var first string
 	n := 0
-	for _, w := range writes {
-		if w.Deleted {
-			delete(last, w.Key)
-			continue
-		}
-		fields := last[w.Key]
-		if fields == nil {
-			fields = map[string]fieldWrite{}
-			last[w.Key] = fields
-		}
+	eachWrite(writes, func(w WriteRecord, fields map[string]fieldWrite) {
 		if !w.Precondition && w.Writer != UserWriter && w.ReadRV != "" && len(w.Paths) > 0 {
 			qs := sortedPaths(fields)
 			for _, p := range w.Paths {
@@ -147,8 +126,7 @@ func SelfLostUpdate(writes []WriteRecord) Verdict {
 				}
 			}
 		}
-		recordFields(fields, w)
-	}
+	})
 	return conclude(v, first, n, fmt.Sprintf("no controller overwrote its own update unseen in %d writes", len(writes)))
 }
 
@@ -157,6 +135,26 @@ func SelfLostUpdate(writes []WriteRecord) Verdict {
 type fieldWrite struct {
 	writer, rv string
 	step       int
+}
+
+// eachWrite calls visit with each write, in order, but those that delete
+// their object (which forget it), and the last writer of every field of
+// that object before the write; then it notes the write's fields.
+func eachWrite(writes []WriteRecord, visit func(w WriteRecord, fields map[string]fieldWrite)) {
+	last := map[string]map[string]fieldWrite{} // key -> path -> last writer
+	for _, w := range writes {
+		if w.Deleted {
+			delete(last, w.Key)
+			continue
+		}
+		fields := last[w.Key]
+		if fields == nil {
+			fields = map[string]fieldWrite{}
+			last[w.Key] = fields
+		}
+		visit(w, fields)
+		recordFields(fields, w)
+	}
 }
 
 // recordFields notes w as the last writer of each path it changed; a path

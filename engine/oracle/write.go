@@ -117,14 +117,7 @@ func CompileWrite(sel WriteSelector, expr string) (*WritePredicate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cel environment: %w", err)
 	}
-	ast, iss := env.Compile(expr)
-	if iss.Err() != nil {
-		return nil, iss.Err()
-	}
-	if out := ast.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
-		return nil, fmt.Errorf("expression yields %s, want bool", cel.FormatCELType(out))
-	}
-	prg, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(1000))
+	_, prg, err := compileBool(env, expr)
 	if err != nil {
 		return nil, err
 	}
