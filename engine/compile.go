@@ -15,6 +15,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/perturb"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/serverversion"
 )
 
 // Compile translates a validated scenario into the explorer's configuration
@@ -34,6 +35,18 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 			return nil, nil, errf("ablations", "%v", err)
 		}
 	}
+	release, field := p.ServerVersion, "project "+p.Name+": ServerVersion"
+	if release == "" {
+		release = serverversion.Newest.String()
+	}
+	if scn.Server != nil {
+		release, field = scn.Server.Version, "server.version"
+	}
+	fl, err := serverversion.For(release)
+	if err != nil {
+		return nil, nil, errf(field, "%v", err)
+	}
+	cfg.FirstList = fl
 	byName := map[string]explore.Controller{}
 	for _, c := range p.controllers() {
 		byName[c.Name] = c

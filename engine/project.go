@@ -31,6 +31,11 @@ type Project struct {
 	// synctest bubble cannot outlive: a run that ends with only these left
 	// blocked is not a deadlock (enginetest.RegisterImmortal).
 	Immortal []string
+	// ServerVersion is the kube-apiserver release its runs simulate unless
+	// a scenario names one (scenario.Server): the newest release the
+	// project's upstream supports, "1.34" style; "" means the newest the
+	// engine models (serverversion.Newest).
+	ServerVersion string
 
 	// image keeps the servers the project's runs boot to (Compile gives
 	// it to each run's Cluster unless the harness set one).

@@ -272,11 +272,21 @@ func (v variant) prefix() string {
 func checkApplied(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) error {
 	var errs scenario.ErrorList
 	for i, p := range cfg.Perturbations {
-		n := 0
+		n, held, firstLists := 0, 0, 0
 		for _, r := range out.Runs {
 			if i < len(r.Applied) {
 				n += r.Applied[i].Times
+				held += r.Applied[i].Held
+				firstLists += r.Applied[i].FirstLists
 			}
+		}
+		if held == 0 && firstLists > 0 {
+			// Its only effect would have been a stale first list, which
+			// the simulated server does not serve.
+			errs = append(errs, &scenario.Error{File: scn.File(), Field: fmt.Sprintf("perturbations[%d]", i),
+				Msg: fmt.Sprintf("%s asks for a stale first list (%d in %d run(s)) and holds back nothing else: %s. Name a release that serves first lists from a LIST at resourceVersion=0 (server.version: 1.33, or 1.31 and before) or change the perturbation",
+					p.Describe(), firstLists, len(out.Runs), cfg.FirstList.Describe())})
+			continue
 		}
 		if n == 0 {
 			why := "its window never opened while the controller had an informer of the kind, or no reconcile reached the write"

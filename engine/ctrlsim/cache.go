@@ -141,7 +141,7 @@ func (c *Cache) informer(gvk schema.GroupVersionKind, f Form) *Informer {
 	inf := &Informer{cache: c, GVK: gvk, Form: f}
 	if _, ok := c.pos[gvk.GroupKind()]; !ok {
 		// A new informer lists at what the controller may see now.
-		c.pos[gvk.GroupKind()] = c.visible(gvk.GroupKind())
+		c.pos[gvk.GroupKind()] = c.firstList(gvk.GroupKind())
 	}
 	c.informers[k] = inf
 	// Kept sorted, not in creation order: controller-runtime starts a
@@ -163,6 +163,19 @@ func compareInformerKeys(a, b informerKey) int {
 // visible asks the hooks which revision of gk the controller may see now.
 func (c *Cache) visible(gk schema.GroupKind) int64 {
 	if r := c.client.hooks.Visible(gk); r > 0 {
+		return r
+	}
+	return c.client.env.Server.Store().Rev()
+}
+
+// firstList asks the hooks which revision a view of gk opened now starts
+// at: Visible's, unless they serve first lists otherwise (FirstLister).
+func (c *Cache) firstList(gk schema.GroupKind) int64 {
+	fl, ok := c.client.hooks.(FirstLister)
+	if !ok {
+		return c.visible(gk)
+	}
+	if r := fl.FirstList(gk); r > 0 {
 		return r
 	}
 	return c.client.env.Server.Store().Rev()
@@ -199,7 +212,7 @@ func (c *Cache) Kinds() []schema.GroupKind {
 // Call it with the Env lock held.
 func (c *Cache) watchPos(gk schema.GroupKind) int64 {
 	if _, ok := c.pos[gk]; !ok {
-		c.pos[gk] = c.visible(gk)
+		c.pos[gk] = c.firstList(gk)
 	}
 	return c.pos[gk]
 }

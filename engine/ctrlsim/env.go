@@ -139,6 +139,15 @@ type Gater interface {
 	Gate(op *Op) error
 }
 
+// FirstLister is optionally implemented by Hooks: FirstList returns the
+// revision an informer (or REST-seam watch) of gk opened now first shows,
+// where that differs from Visible: kube-apiserver serves a watch-list's
+// initial events as a consistent snapshot, never a lagging watch cache's
+// state (package serverversion). 0 means the newest there is.
+type FirstLister interface {
+	FirstList(gk schema.GroupKind) int64
+}
+
 // NopHooks reads the present and records nothing.
 type NopHooks struct{}
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/serverversion"
 )
 
 // Controller is a controller the engine can run, as a harness registers it.
@@ -123,6 +124,12 @@ type Config struct {
 	Horizon    time.Duration
 	Seed       int64
 	Upstream   map[string]string
+
+	// FirstList is how the simulated kube-apiserver serves an informer's
+	// first list (package serverversion); its zero value, a LIST at
+	// resourceVersion=0 as stale as the views allow, with no release
+	// named in the trace header.
+	FirstList serverversion.FirstList
 
 	// Record asks for records beyond every run's (write oracles, write
 	// times, snapshot hashes with timestamps).

@@ -57,8 +57,17 @@ var _ ctrlsim.Hooks = (*hooks)(nil)
 // Visible answers which revision of gk the process may see, and counts
 // the view bounds in force on it as applied.
 func (h *hooks) Visible(gk schema.GroupKind) int64 {
-	h.w.countApplied(h.p, gk)
+	h.w.countApplied(h.p, gk, false)
 	return h.w.visible(h.p, gk)
+}
+
+var _ ctrlsim.FirstLister = (*hooks)(nil)
+
+// FirstList answers where a view of gk the process opens now starts
+// (world.firstList), counting the view bounds in force as Visible does.
+func (h *hooks) FirstList(gk schema.GroupKind) int64 {
+	h.w.countApplied(h.p, gk, true)
+	return h.w.firstList(h.p, gk)
 }
 
 // Delivering withholds an event from the controller's handlers while an

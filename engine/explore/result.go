@@ -24,6 +24,11 @@ type Applied struct {
 	// Times counts its applications: informer syncs held back or muted
 	// while in force, crashes, ordering choice points.
 	Times int
+	// Held counts the informer syncs it held behind the store (view
+	// bounds only), FirstLists the first lists it would have made stale
+	// that the server served consistent (Config.FirstList); neither is
+	// in the trace.
+	Held, FirstLists int
 }
 
 // Result is the outcome of one run.

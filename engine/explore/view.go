@@ -34,12 +34,50 @@ func (w *world) behind(p *proc, gk schema.GroupKind) bool {
 
 // countApplied counts a sync of c's informer of gk against every view bound
 // in force on it: the perturbation applies to an informer that exists.
-func (w *world) countApplied(p *proc, gk schema.GroupKind) {
+// Those that hold the view behind the store count it as held too, unless
+// first is set: then it is an informer's first list, which a server
+// serving watch-lists makes consistent (FirstList).
+func (w *world) countApplied(p *proc, gk schema.GroupKind, first bool) {
+	st := w.srv.Store()
+	now := time.Now()
 	for _, a := range w.active {
-		if vb, ok := a.p.(ViewBound); ok && a.inForce() && vb.Bounds(p.spec.Name, gk) {
-			a.applied++
+		vb, ok := a.p.(ViewBound)
+		if !ok || !a.inForce() || !vb.Bounds(p.spec.Name, gk) {
+			continue
+		}
+		a.applied++
+		r := vb.Visible(now, a.state, st)
+		if r <= 0 || r >= st.Rev() {
+			continue
+		}
+		switch pos, ok := p.mgr.Cache().Pos(gk); {
+		case first && w.cfg.FirstList.Consistent:
+			a.firstLists++
+		case first || !ok || pos < st.Rev():
+			// The view stays (or starts) behind the store; one already
+			// at the store's revision (a consistent first list) is held
+			// back by nothing yet.
+			a.held++
 		}
 	}
+}
+
+// firstList is the revision a view of gk that p opens now starts at: what
+// the view bounds in force allow (a LIST at resourceVersion=0 from a
+// lagging watch cache), or, where the simulated server serves watch-lists,
+// the newest revision (a consistent snapshot: the reflector retries until
+// the watch cache has caught up, so it never starts behind the present).
+func (w *world) firstList(p *proc, gk schema.GroupKind) int64 {
+	v := w.visible(p, gk)
+	if !w.cfg.FirstList.Consistent {
+		return v
+	}
+	cur := w.srv.Store().Rev()
+	if v > 0 && v < cur {
+		w.note(fmt.Sprintf("%s opens its view of %s at rev %d, not the rev %d its lag would show: %s",
+			p.spec.Name, gk.String(), cur, v, w.cfg.FirstList.Describe()))
+	}
+	return cur
 }
 
 // dropping returns the event filter in force on c's handlers of gk, if any.

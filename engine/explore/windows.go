@@ -16,6 +16,11 @@ type active struct {
 	closed  bool
 	state   WindowState
 	applied int
+	// held counts syncs of a view it bounds that it held behind the
+	// store; firstLists, first lists it would have made stale that the
+	// server served consistent (FirstList): a staleness whose only effect
+	// was asked of first lists did not apply as written.
+	held, firstLists int
 }
 
 func (a *active) inForce() bool { return a.open && !a.closed }

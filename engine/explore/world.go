@@ -179,7 +179,7 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 		return nil, err
 	}
 	for _, a := range w.active {
-		w.res.Applied = append(w.res.Applied, Applied{Perturbation: a.p.Describe(), Times: a.applied})
+		w.res.Applied = append(w.res.Applied, Applied{Perturbation: a.p.Describe(), Times: a.applied, Held: a.held, FirstLists: a.firstLists})
 	}
 	return w.res, nil
 }
@@ -215,6 +215,12 @@ func (w *world) boot() error {
 	h := trace.Header{Type: "header", Schema: trace.Schema, Scenario: w.cfg.Scenario, Run: w.cfg.Run, Variant: w.cfg.Variant, Mode: "run",
 		Seed: w.cfg.Seed, Engine: EngineVersion, Upstream: w.cfg.Upstream, Controllers: names,
 		Perturbations: describeAll(w.cfg.Perturbations), Ablations: w.cfg.Cluster.Ablations.Names()}
+	if fl := w.cfg.FirstList; fl.Release != "" {
+		h.Server, h.FirstList = fl.Release, "list-rv0"
+		if fl.Consistent {
+			h.FirstList = "watch-list"
+		}
+	}
 	if err := w.tw.Write(h); err != nil {
 		return err
 	}

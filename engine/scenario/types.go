@@ -42,10 +42,23 @@ type Scenario struct {
 	// Ablations name engine behaviours to switch off (Ablation*
 	// constants); unique.
 	Ablations []string `json:"ablations,omitempty"`
+	// Server describes the simulated kube-apiserver; absent: the
+	// project's default (the newest release its upstream supports).
+	Server *Server `json:"server,omitempty"`
 
 	file    string         // the file named in errors
 	baseDir string         // the directory relative paths start from
 	sources []objectSource // where each of Objects came from
+}
+
+// Server is the simulated kube-apiserver.
+type Server struct {
+	// Version is its release, major.minor ("1.33"): what depends on it
+	// (an informer's first list: a consistent watch-list, or a LIST at
+	// resourceVersion=0 that a lagging watch cache serves stale) follows
+	// that release's feature-gate defaults (package serverversion).
+	// Required in a server block.
+	Version string `json:"version"`
 }
 
 // objectSource says where an entry of Scenario.Objects was written: field

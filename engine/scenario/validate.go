@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/perturb"
+	"github.com/ctrlbugs/corpus/engine/serverversion"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -184,6 +185,11 @@ func (v *validator) top() {
 			v.add(f, fmt.Sprintf("unknown controller %q; known controllers are %s", c, strings.Join(v.known.Controllers, ", ")))
 		}
 		seen[c] = true
+	}
+	if s.Server != nil {
+		if _, err := serverversion.Parse(s.Server.Version); err != nil {
+			v.add("server.version", err.Error())
+		}
 	}
 	seenAbl := map[string]bool{}
 	for i, a := range s.Ablations {

@@ -28,6 +28,12 @@ type Header struct {
 	Controllers   []string          `json:"controllers"`
 	Perturbations []string          `json:"perturbations,omitempty"`
 	Ablations     []string          `json:"ablations,omitempty"`
+	// Server is the simulated kube-apiserver release and FirstList how it
+	// serves an informer's first list: "watch-list" (a consistent
+	// snapshot) or "list-rv0" (a LIST at resourceVersion=0 from the watch
+	// cache, as stale as it is). Both empty when the run names none.
+	Server    string `json:"server,omitempty"`
+	FirstList string `json:"firstList,omitempty"`
 }
 
 // Choice records a scheduling decision: the runnable options and the one taken.

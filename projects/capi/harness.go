@@ -125,7 +125,13 @@ func Project() (*ctrlbugs.Project, error) {
 	return &ctrlbugs.Project{
 		Name:     "capi",
 		Upstream: up.Versions,
-		Cluster:  explore.Cluster{Scheme: scheme, Install: func(srv *apiserver.Server) error { return install(srv, up.Dir) }},
+		// Cluster API v1.14 supports management clusters of Kubernetes
+		// 1.33 to 1.37 (docs/book/src/reference/versions.md, "Core
+		// provider"); 1.36 is the newest the engine models (its linked
+		// k8s.io/apiserver). 1.33, supported, serves first lists from a
+		// LIST at resourceVersion=0 (WatchList off): scenarios name it.
+		ServerVersion: "1.36",
+		Cluster:       explore.Cluster{Scheme: scheme, Install: func(srv *apiserver.Server) error { return install(srv, up.Dir) }},
 		// ssa.NewCache (internal/util/ssa/cache.go:57-76), called by the
 		// MachineSet and MachineDeployment reconcilers' SetupWithManager,
 		// starts a goroutine that expires its TTL store every 10h forever,
