@@ -137,6 +137,13 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 			if pb.For != nil {
 				spec.Window.For = pb.For.Duration
 			}
+			if c, ok := byName[pb.Controller]; ok && c.LeaderElection == nil && (pb.Successor != "" || pb.Graceful) {
+				f := field + ".successor"
+				if pb.Successor == "" {
+					f = field + ".graceful"
+				}
+				return nil, nil, errf(f, "controller %s of project %s runs without leader election: its restart leads at once, so there is no successor to choose and no lease to release", pb.Controller, p.Name)
+			}
 			pert, err := perturb.New(spec)
 			if err != nil {
 				return nil, nil, errf(field, "%v", err)

@@ -38,6 +38,8 @@
 //     again as an update of itself, together (controller-runtime jitters
 //     each informer's period by a factor of 0.9-1.0; the engine does not);
 //     a handler's own resync period is not modelled.
-//   - Webhooks, metrics and health endpoints are accepted and ignored;
-//     leader election is always won.
+//   - Webhooks, metrics and health endpoints are accepted and ignored.
+//     Leader election is the explorer's (explore.LeaderElection): a
+//     manager built with ManagerOptions.AwaitElection keeps Elected open
+//     until Manager.Elect.
 package ctrlsim

@@ -39,6 +39,10 @@ type ManagerOptions struct {
 	CacheUnstructured bool
 	// Logger for upstream code; defaults to logr.Discard().
 	Logger logr.Logger
+	// AwaitElection: the manager is not leader yet; Elected stays open
+	// until Elect (the engine sets it for a process that restarts through
+	// leader election).
+	AwaitElection bool
 	// SyncPeriod is how often the cache's informers resync (every object
 	// they hold delivered again to their handlers as an update of itself),
 	// what an upstream main passes as cache.Options.SyncPeriod; 0 means
@@ -85,7 +89,9 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 	if m.logger.GetSink() == nil {
 		m.logger = logr.Discard()
 	}
-	close(m.elected)
+	if !opts.AwaitElection {
+		close(m.elected)
+	}
 	m.client = &Client{env: env, name: name, hooks: hooks}
 	m.apiReader = &Client{env: env, name: name, hooks: hooks}
 	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, pos: map[schema.GroupKind]int64{}, syncing: map[schema.GroupKind]bool{}, indexes: map[schema.GroupKind]map[string]client.IndexerFunc{},
@@ -304,8 +310,19 @@ func (m *Manager) Start(ctx context.Context) error {
 	return fmt.Errorf("ctrlsim: Manager.Start is not used; the engine drives controllers")
 }
 
-// Elected implements manager.Manager: always elected.
+// Elected implements manager.Manager: closed once the process leads (at
+// once, unless ManagerOptions.AwaitElection).
 func (m *Manager) Elected() <-chan struct{} { return m.elected }
+
+// Elect closes Elected: the process has acquired the lease. Calling it
+// again does nothing.
+func (m *Manager) Elect() {
+	select {
+	case <-m.elected:
+	default:
+		close(m.elected)
+	}
+}
 
 // AddMetricsServerExtraHandler implements manager.Manager (ignored).
 func (m *Manager) AddMetricsServerExtraHandler(string, http.Handler) error { return nil }

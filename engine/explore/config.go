@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"fmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"time"
 
@@ -24,6 +25,54 @@ type Controller struct {
 	Setup func(ctx context.Context, mgr *ctrlsim.Manager) error
 	// Manager options (uncached kinds, logger).
 	Manager ctrlsim.ManagerOptions
+	// LeaderElection is how the process's main elects a leader as its
+	// production install runs it; nil: it runs without (a restart leads at
+	// once).
+	LeaderElection *LeaderElection
+}
+
+// LeaderElection is controller-runtime's leader election as an upstream
+// main configures it (ctrl.Options LeaseDuration, RenewDeadline,
+// RetryPeriod, LeaderElectionReleaseOnCancel). The engine models its
+// timing, not the Lease object:
+//
+//   - The process that starts with the run leads from the start (it
+//     acquired the lease at t=0) and renews it every RetryPeriod.
+//   - A process that crashed does not release it. Its successor is either
+//     the crashed pod's container started again at once (a new candidate:
+//     client-go judges expiry on its own clock, from when it first observed
+//     the record, so it waits a full LeaseDuration from its start, then
+//     takes the lease at a retry tick) or a standby replica running since
+//     the start (it observed the leader's last renewal and takes the lease
+//     at its first retry tick LeaseDuration after it). Retry ticks fall
+//     every RetryPeriod exactly: client-go jitters them to between 1 and
+//     2.2 periods, so the engine's successor leads as early as production's
+//     can, never earlier.
+//   - A graceful stop (SIGTERM) releases the lease where ReleaseOnCancel is
+//     set: the successor leads at once.
+//   - Before it leads, the successor runs what controller-runtime starts
+//     before election: its caches, with the informers its setup opened
+//     (field indexes, GetInformer), and runnables that do not need
+//     election. Its controllers' own sources open their informers only when
+//     it leads (no upstream here enables warmup), each with a first list
+//     then; a standby's setup informers have run since the start.
+type LeaderElection struct {
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	ReleaseOnCancel                           bool
+	// Source says where upstream sets these (file:line at the pin).
+	Source string
+}
+
+// Describe gives the options as a trace note cites them.
+func (le *LeaderElection) Describe() string {
+	d := fmt.Sprintf("lease %s, renew deadline %s, retry %s", le.LeaseDuration, le.RenewDeadline, le.RetryPeriod)
+	if le.ReleaseOnCancel {
+		d += ", released on a graceful stop"
+	}
+	if le.Source != "" {
+		d += "; " + le.Source
+	}
+	return d
 }
 
 // Cluster describes the simulated cluster a run starts from.

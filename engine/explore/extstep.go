@@ -212,6 +212,7 @@ func (w *world) finishExternal(b *extBegin, result string) {
 		if err := w.startProcess(p); err != nil {
 			rec.Error = "restart failed: " + err.Error()
 		}
+		rec.Notes = append(rec.Notes, p.takeElectNote()...)
 	case result == "yield":
 		rec.Notes = append(rec.Notes, "the worker blocked (timer or channel) before the item ended: other actors run; its next call resumes the item as a later step")
 	default:

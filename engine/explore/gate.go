@@ -207,6 +207,10 @@ func (h *hooks) crashAt(wc WriteContext, op *ctrlsim.Op) bool {
 		a.applied++
 		h.p.crashed = true
 		h.p.crashedBy = a.p.Describe()
+		h.p.successor, h.p.graceful = SuccessorRestarted, false
+		if r, ok := a.p.(Restarter); ok {
+			h.p.successor, h.p.graceful = r.Successor()
+		}
 		op.Err = errCrashed
 		return true
 	}
@@ -230,6 +234,9 @@ func (w *world) restartCrashedOutside() bool {
 			continue
 		}
 		w.note(fmt.Sprintf("process %s restarted after its crash outside a reconcile: its queues dropped, informers re-listed", p.spec.Name))
+		for _, n := range p.takeElectNote() {
+			w.note(n)
+		}
 	}
 	return restarted
 }

@@ -162,6 +162,7 @@ func (w *world) loop() error {
 		w.updateWindows(func() State { return w.state() })
 		w.settle()
 		w.applyActions()
+		w.elect()
 		w.adoptAll()
 		w.syncAll()
 		w.resyncDue()
@@ -403,6 +404,11 @@ func (w *world) nextWake() (time.Time, bool) {
 		}
 	}
 	w.windowWakes(consider)
+	for _, p := range w.procs {
+		if !p.electAt.IsZero() && !p.crashed {
+			consider(p.electAt)
+		}
+	}
 	// Lagging views: the next event each controller has not yet seen
 	// becomes visible some time after it was written.
 	for _, a := range w.active {

@@ -85,6 +85,26 @@ type WriteFault interface {
 	CrashAt(w WriteContext) bool
 }
 
+// Successors used by Restarter.
+const (
+	// SuccessorRestarted: the crashed pod's container starts again at
+	// once; as a new candidate it waits a full lease duration.
+	SuccessorRestarted = "restarted"
+	// SuccessorStandby: another replica, running since the start, takes
+	// over when the lease it saw renewed last expires.
+	SuccessorStandby = "standby"
+)
+
+// Restarter is optionally implemented by a WriteFault: how the process it
+// stops is succeeded under leader election (LeaderElection). Without it, a
+// crash whose successor is SuccessorRestarted.
+type Restarter interface {
+	// Successor is SuccessorRestarted or SuccessorStandby; Graceful: the
+	// process was stopped (SIGTERM), not killed, and releases its lease
+	// where upstream sets ReleaseOnCancel.
+	Successor() (successor string, graceful bool)
+}
+
 // Scheduler makes the order of some controllers' steps a choice point.
 type Scheduler interface {
 	Perturbation

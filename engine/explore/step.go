@@ -202,6 +202,7 @@ func (w *world) finish(f *flight) {
 		if err := w.startProcess(c.proc); err != nil {
 			rec.Error = "restart failed: " + err.Error()
 		}
+		rec.Notes = append(rec.Notes, c.proc.takeElectNote()...)
 		_ = w.tw.Write(rec)
 		return
 	}

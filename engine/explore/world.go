@@ -35,7 +35,6 @@ type proc struct {
 	// goroutines upstream started (runnables, channel sources).
 	ctx       context.Context
 	cancel    context.CancelFunc
-	runnables int // how many of mgr.Other() run
 	mgr       *ctrlsim.Manager
 	ctrls     []*ctrl
 	crashed   bool
@@ -50,6 +49,20 @@ type proc struct {
 	// gen counts the process's starts: a flight from an earlier generation
 	// belongs to a process that no longer exists.
 	gen int
+	// Leader election (Controller.LeaderElection): electedAt is when the
+	// process's current generation took the lease; electAt, when it does,
+	// while it waits for it (zero once it leads). successor and graceful
+	// say how the crash that stops it is succeeded (Restarter); standby is
+	// set while a standby successor's setup runs (its informers have run
+	// since the start: no first list).
+	electedAt, electAt time.Time
+	successor          string
+	graceful, standby  bool
+	// electNote says when and why the successor leads, for the record of
+	// the step that restarted it (takeElectNote).
+	electNote string
+	// runStarted marks which of mgr.Other() run.
+	runStarted []bool
 }
 
 // ctrl is one controller of a process: a queue and a reconciler, the unit
@@ -288,14 +301,26 @@ func (w *world) startProcess(p *proc) error {
 		p.mgr.Cache().CloseWatches()
 	}
 	p.ctx, p.cancel = context.WithCancel(w.ctx)
-	p.runnables = 0
-	mgr, err := ctrlsim.NewManager(w.env, p.spec.Name, &hooks{w: w, p: p, gen: p.gen}, p.spec.Manager)
+	p.runStarted = nil
+	opts := p.spec.Manager
+	electAt := time.Time{}
+	if restart && p.spec.LeaderElection != nil {
+		// From the predecessor's term (electedAt): before it is reset.
+		electAt = w.successorLeads(p)
+		opts.AwaitElection = true
+	}
+	p.electAt, p.electedAt = electAt, time.Now()
+	mgr, err := ctrlsim.NewManager(w.env, p.spec.Name, &hooks{w: w, p: p, gen: p.gen}, opts)
 	if err != nil {
 		return err
 	}
 	p.mgr = mgr
 	p.nextResync = time.Now().Add(mgr.SyncPeriod())
-	if err := p.spec.Setup(p.ctx, mgr); err != nil {
+	p.standby = !p.electAt.IsZero() && p.successor == SuccessorStandby
+	p.successor, p.graceful = "", false
+	err = p.spec.Setup(p.ctx, mgr)
+	p.standby = false
+	if err != nil {
 		return fmt.Errorf("controller %s: setup: %w", p.spec.Name, err)
 	}
 	if len(mgr.Controllers()) == 0 && len(mgr.Other()) == 0 {
@@ -311,7 +336,112 @@ func (w *world) startProcess(p *proc) error {
 			c.q.shutdown = true
 		}
 	}
+	if !p.electAt.IsZero() {
+		// Until it leads, only what controller-runtime starts before
+		// election runs: its caches (opened by setup) and the runnables
+		// that do not need election.
+		w.startRunnables(p, false)
+		return nil
+	}
 	return w.adopt(p)
+}
+
+// successorLeads returns when the successor of p, which has just crashed or
+// been stopped at this instant, takes the lease (LeaderElection), and notes
+// why in the trace.
+func (w *world) successorLeads(p *proc) time.Time {
+	le := p.spec.LeaderElection
+	now := time.Now()
+	successor := p.successor
+	if successor == "" {
+		successor = SuccessorRestarted
+	}
+	// ticks: the first retry tick of a candidate ticking every
+	// RetryPeriod from 'from' that falls at or after 'at'.
+	ticks := func(from, at time.Time) time.Time {
+		if !at.After(from) {
+			return from
+		}
+		k := (at.Sub(from) + le.RetryPeriod - 1) / le.RetryPeriod
+		return from.Add(k * le.RetryPeriod)
+	}
+	var at time.Time
+	var why string
+	switch {
+	case p.graceful && le.ReleaseOnCancel:
+		at = now
+		why = "its predecessor released the lease as it stopped (ReleaseOnCancel)"
+	case successor == SuccessorStandby:
+		// The leader renewed at its election and every RetryPeriod since;
+		// the standby, ticking in step, saw the last renewal and waits a
+		// lease duration from it.
+		lastRenew := p.electedAt.Add(now.Sub(p.electedAt) / le.RetryPeriod * le.RetryPeriod)
+		at = ticks(lastRenew, lastRenew.Add(le.LeaseDuration))
+		why = fmt.Sprintf("a standby replica running since the start saw the lease last renewed at t=%s and takes it once it expires", fmtDur(lastRenew.Sub(w.start)))
+		if p.graceful {
+			why = "stopped gracefully, but upstream does not release the lease (ReleaseOnCancel unset); " + why
+		}
+	default:
+		at = ticks(now, now.Add(le.LeaseDuration))
+		why = "the crashed pod's container starts again at once; as a new candidate it first observes the lease now, held by its predecessor, and may take it only a lease duration later on its own clock"
+		if p.graceful {
+			why = "stopped gracefully, but upstream does not release the lease (ReleaseOnCancel unset); " + why
+		}
+	}
+	p.electNote = fmt.Sprintf("leader election (%s): process %s's successor leads at t=%s: %s; until then its caches sync and its controllers do not run",
+		le.Describe(), p.spec.Name, fmtDur(at.Sub(w.start)), why)
+	return at
+}
+
+// takeElectNote returns (once) what successorLeads said of p's restart.
+func (p *proc) takeElectNote() []string {
+	n := p.electNote
+	p.electNote = ""
+	if n == "" {
+		return nil
+	}
+	return []string{n}
+}
+
+// elect makes each process waiting for the lease whose time has come the
+// leader: its controllers start (their sources open informers, each with
+// a first list now) and so do its runnables that need election.
+func (w *world) elect() {
+	now := time.Now()
+	for _, p := range w.procs {
+		if p.electAt.IsZero() || p.crashed || now.Before(p.electAt) {
+			continue
+		}
+		p.electAt, p.electedAt = time.Time{}, now
+		p.mgr.Elect()
+		w.note(fmt.Sprintf("process %s acquired the lease: its controllers start", p.spec.Name))
+		if err := w.adopt(p); err != nil {
+			w.note(fmt.Sprintf("%s: starting its controllers after election failed: %v", p.spec.Name, err))
+		}
+	}
+}
+
+// startRunnables starts the process's runnables not started yet: all of
+// them, or (before it leads) those that do not need leader election, as
+// controller-runtime's manager sorts them (manager.LeaderElectionRunnable;
+// a runnable that does not say needs it).
+func (w *world) startRunnables(p *proc, leading bool) {
+	others := p.mgr.Other()
+	for len(p.runStarted) < len(others) {
+		p.runStarted = append(p.runStarted, false)
+	}
+	for i, r := range others {
+		if p.runStarted[i] {
+			continue
+		}
+		if !leading {
+			if le, ok := r.(manager.LeaderElectionRunnable); !ok || le.NeedLeaderElection() {
+				continue
+			}
+		}
+		p.runStarted[i] = true
+		w.startRunnable(p, r)
+	}
 }
 
 // stopCtrl takes a controller upstream stopped out of the schedule.
@@ -388,10 +518,7 @@ func (w *world) adopt(p *proc) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range p.mgr.Other()[p.runnables:] {
-		w.startRunnable(p, r)
-		p.runnables++
-	}
+	w.startRunnables(p, true)
 	return nil
 }
 
@@ -502,6 +629,11 @@ func (w *world) settle() {
 func (w *world) adoptAll() {
 	for _, p := range w.procs {
 		if p.crashed {
+			continue
+		}
+		if !p.electAt.IsZero() {
+			// Waiting for the lease: what its setup adds at runtime
+			// starts with the rest when it leads.
 			continue
 		}
 		if err := w.adopt(p); err != nil {

@@ -13,8 +13,9 @@ var CrashType = Type{
 	Name: "crash",
 	Doc: "the controller's process crashes at the atWrite-th write of a reconcile in the window (the write is " +
 		"not made, earlier ones stay) and restarts; once, or every such reconcile with repeat; with explore, the " +
-		"search crashes it at each of its writes of the run in turn (those after the window opens, when it opens after a write)",
-	Fields: append([]string{"controller", "atWrite", "repeat", "explore"}, windowFields...),
+		"search crashes it at each of its writes of the run in turn (those after the window opens, when it opens after a write); " +
+		"under leader election its successor (restarted, the default, or standby) leads when the lease allows, and graceful releases the lease where upstream does",
+	Fields: append([]string{"controller", "atWrite", "repeat", "explore", "successor", "graceful"}, windowFields...),
 	Check:  checkCrash,
 	New:    newCrash,
 }
@@ -30,11 +31,16 @@ func checkCrash(s *Spec) []FieldError {
 	if s.Explore && s.Repeat {
 		out = append(out, FieldError{"repeat", "not with explore: each placement crashes one write"})
 	}
+	switch s.Successor {
+	case "", explore.SuccessorRestarted, explore.SuccessorStandby:
+	default:
+		out = append(out, FieldError{"successor", fmt.Sprintf("unknown successor %q: restarted (the crashed pod's container starts again) or standby (a second replica takes over)", s.Successor)})
+	}
 	return out
 }
 
 func newCrash(s *Spec) (explore.Perturbation, error) {
-	c := Crash{Controller: s.Controller, AtWrite: s.AtWrite, Repeat: s.Repeat, Win: s.Window}
+	c := Crash{Controller: s.Controller, AtWrite: s.AtWrite, Repeat: s.Repeat, Win: s.Window, Succ: s.Successor, Graceful: s.Graceful}
 	if s.Explore {
 		return CrashSearch{c}, nil
 	}
@@ -50,21 +56,52 @@ type Crash struct {
 	AtRunWrite int
 	Repeat     bool
 	Win        explore.Window
+	// Succ and Graceful: see explore.Restarter ("" is restarted).
+	Succ     string
+	Graceful bool
 }
 
-var _ explore.WriteFault = Crash{}
+var (
+	_ explore.WriteFault = Crash{}
+	_ explore.Restarter  = Crash{}
+)
+
+// Successor implements explore.Restarter.
+func (c Crash) Successor() (string, bool) {
+	if c.Succ == "" {
+		return explore.SuccessorRestarted, c.Graceful
+	}
+	return c.Succ, c.Graceful
+}
+
+// stopWord names the fault in descriptions.
+func (c Crash) stopWord() string {
+	if c.Graceful {
+		return "stop"
+	}
+	return "crash"
+}
+
+// successorDesc adds the successor to a description when it was chosen.
+func (c Crash) successorDesc() string {
+	if c.Succ == "" {
+		return ""
+	}
+	return ", successor " + c.Succ
+}
 
 // Describe implements explore.Perturbation.
 func (c Crash) Describe() string {
 	var d string
 	if c.AtRunWrite > 0 {
-		d = fmt.Sprintf("crash %s at its write %d of the run", c.Controller, c.AtRunWrite)
+		d = fmt.Sprintf("%s %s at its write %d of the run", c.stopWord(), c.Controller, c.AtRunWrite)
 	} else {
-		d = fmt.Sprintf("crash %s at write %d of a reconcile", c.Controller, c.AtWrite)
+		d = fmt.Sprintf("%s %s at write %d of a reconcile", c.stopWord(), c.Controller, c.AtWrite)
 	}
 	if c.Repeat {
 		d += ", every time"
 	}
+	d += c.successorDesc()
 	return d + " " + explore.DescribeWindow(c.Win)
 }
 
@@ -105,7 +142,7 @@ var _ explore.Placer = CrashSearch{}
 
 // Describe implements explore.Perturbation.
 func (c CrashSearch) Describe() string {
-	d := fmt.Sprintf("crash %s, placement searched over its writes", c.Controller)
+	d := fmt.Sprintf("%s %s, placement searched over its writes%s", c.stopWord(), c.Controller, c.successorDesc())
 	// The window bounds the placements only where it can be located in
 	// the run's writes (inWindow): say so only then.
 	if c.Win.From != nil && c.Win.From.AfterWrite != nil || c.Win.From == nil && (c.Win.For > 0 || c.Win.Until != nil) {
@@ -124,7 +161,7 @@ func (c CrashSearch) Placements(base *explore.Result, bound int) []explore.Place
 		}
 		p := c.Crash
 		p.AtRunWrite = k
-		out = append(out, explore.Placement{Label: fmt.Sprintf("crash at write %d", k), P: p})
+		out = append(out, explore.Placement{Label: fmt.Sprintf("%s at write %d", c.stopWord(), k), P: p})
 	}
 	return out
 }

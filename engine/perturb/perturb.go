@@ -29,6 +29,10 @@ type Spec struct {
 	AtWrite   int
 	Repeat    bool
 	Explore   bool
+	// Successor and Graceful: how a crash's process is succeeded under
+	// leader election (explore.Restarter).
+	Successor string
+	Graceful  bool
 	// Window is the compiled window (set when compiling, not when
 	// validating).
 	Window explore.Window

@@ -220,13 +220,23 @@ type Perturbation struct {
 	// from), a crash hits each of the controller's writes of the run in
 	// turn (not with atWrite). At most one perturbation explores.
 	Explore bool `json:"explore,omitempty"`
+	// Successor says who takes over a crashed process that runs with
+	// leader election (crash only): "restarted" (default: the crashed
+	// pod's container starts again and, a new candidate, waits a full
+	// lease duration) or "standby" (a second replica, running since the
+	// start, takes the lease once the one it saw renewed last expires).
+	Successor string `json:"successor,omitempty"`
+	// Graceful stops the process (SIGTERM) instead of killing it (crash
+	// only): it releases its lease where upstream sets ReleaseOnCancel.
+	Graceful bool `json:"graceful,omitempty"`
 }
 
 // Spec returns the perturbation as perturb's table reads it (window not
 // compiled; the kind parsed when it parses).
 func (p *Perturbation) Spec() *perturb.Spec {
 	s := &perturb.Spec{Type: p.Type, Controller: p.Controller, Controllers: p.Controllers, Kind: p.Kind, Mode: p.Mode,
-		StaleAt: p.StaleAt, CatchUpAt: p.CatchUpAt, AtWrite: p.AtWrite, Repeat: p.Repeat, Explore: p.Explore}
+		StaleAt: p.StaleAt, CatchUpAt: p.CatchUpAt, AtWrite: p.AtWrite, Repeat: p.Repeat, Explore: p.Explore,
+		Successor: p.Successor, Graceful: p.Graceful}
 	if gvk, err := ParseKind(p.Kind); err == nil {
 		s.GroupKind = gvk.GroupKind()
 	}
@@ -248,6 +258,8 @@ func (p *Perturbation) Spec() *perturb.Spec {
 	set("atWrite", p.AtWrite != 0)
 	set("repeat", p.Repeat)
 	set("explore", p.Explore)
+	set("successor", p.Successor != "")
+	set("graceful", p.Graceful)
 	set("from", p.From != nil)
 	set("until", p.Until != nil)
 	set("for", p.For != nil)
