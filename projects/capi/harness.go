@@ -151,6 +151,12 @@ func Project() (*ctrlbugs.Project, error) {
 					CacheUnstructured: true,
 					SyncPeriod:        10 * time.Minute,
 				},
+				// --leader-elect with its flag defaults (core/main.go:171-180;
+				// ctrl.Options at :369-396 leaves LeaderElectionReleaseOnCancel
+				// unset): off in code, on in the shipped manifest
+				// (core/config/manager/manager.yaml:23), as production runs it.
+				LeaderElection: &explore.LeaderElection{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
+					RetryPeriod: 2 * time.Second, Source: "cluster-api core/main.go:171-180, :369-396; --leader-elect in core/config/manager/manager.yaml:23"},
 			},
 			{Name: ProcessInfra, Setup: SetupInfraStub, Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}},
 			{Name: ProcessBootstrap, Setup: SetupBootstrapStub, Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}},

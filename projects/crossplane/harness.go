@@ -115,6 +115,13 @@ func Project() (*ctrlbugs.Project, error) {
 			// Upstream's manager client does not cache Secrets
 			// (core.go:214-219, Client.Cache.DisableFor).
 			Manager: ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.Secret{}}},
+			// --leader-election (off in code, core.go:104; on in the Helm
+			// chart, values.yaml:53): lease 60 s and renew deadline 50 s
+			// hard-coded, retry controller-runtime's 2 s, released on
+			// cancel (core.go:241-245).
+			LeaderElection: &explore.LeaderElection{LeaseDuration: 60 * time.Second, RenewDeadline: 50 * time.Second,
+				RetryPeriod: 2 * time.Second, ReleaseOnCancel: true,
+				Source: "crossplane cmd/crossplane/core/core.go:241-245; leaderElection: true in cluster/charts/crossplane/values.yaml:53"},
 		}},
 	}, nil
 }

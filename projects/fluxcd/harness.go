@@ -73,6 +73,13 @@ func Project() (*engine.Project, error) {
 			// Upstream main disables the cache for Secrets and ConfigMaps
 			// (main.go, Client.Cache.DisableFor) unless a feature gate is on.
 			Manager: ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}},
+			// --enable-leader-election (fluxcd/pkg/runtime v0.110.1
+			// leaderelection.Options: off by default, lease 35 s, renew 30 s,
+			// retry 5 s, release on cancel; main.go:364-374), on in the
+			// shipped deployment (config/manager/deployment.yaml:60).
+			LeaderElection: &explore.LeaderElection{LeaseDuration: 35 * time.Second, RenewDeadline: 30 * time.Second,
+				RetryPeriod: 5 * time.Second, ReleaseOnCancel: true,
+				Source: "fluxcd/pkg/runtime v0.110.1 leaderelection/leaderelection.go:84-92; source-controller main.go:364-374; --enable-leader-election in config/manager/deployment.yaml:60"},
 		}},
 	}, nil
 }

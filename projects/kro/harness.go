@@ -103,6 +103,12 @@ func Project() (*ctrlbugs.Project, error) {
 		Controllers: []explore.Controller{{
 			Name:  ProcessName,
 			Setup: Setup,
+			// --leader-elect (off in code, cmd/controller/main.go:108; on in
+			// the Helm chart, helm/values.yaml:126) with its flag defaults,
+			// lease 15 s, renew 10 s, retry 2 s (:168-172), not released on
+			// cancel (:240).
+			LeaderElection: &explore.LeaderElection{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
+				RetryPeriod: 2 * time.Second, Source: "kro cmd/controller/main.go:108, :168-172, :240; enableLeaderElection: true in helm/values.yaml:126"},
 		}},
 	}, nil
 }
@@ -119,8 +125,9 @@ func Project() (*ctrlbugs.Project, error) {
 //     revisions registry, the ResourceGraphDefinition and GraphRevision
 //     reconcilers with their SetupWithManager, and mgr.Add(dc), as main;
 //   - not done: metrics.Register (a process restart would register the
-//     collectors twice; nothing reads them), health checks, pprof, leader
-//     election (off by default upstream), the zap logger (the engine's).
+//     collectors twice; nothing reads them), health checks, pprof, the zap
+//     logger (the engine's). Leader election is the engine's, with the
+//     chart's options (Project).
 func Setup(_ context.Context, mgr *ctrlsim.Manager) error {
 	set, err := kroclient.NewSet(kroclient.Config{
 		RestConfig: mgr.GetConfig(),
