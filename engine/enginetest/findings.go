@@ -518,14 +518,51 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			}
 		})
 	}
+	also, alsoOK := alsoRuns(t, p, f)
 	observed := verdict
 	if mismatch != "" {
 		observed = "MISMATCH(" + mismatch + ")"
 	}
-	fmt.Printf("%s %s%s control=%s trace=%s\n", f.ID, observed, prefixed(" ", variants), control, trace.Hash(replayed))
-	if mismatch != "" || control != "clean" {
+	fmt.Printf("%s %s%s control=%s%s trace=%s\n", f.ID, observed, prefixed(" ", variants), control, prefixed(" ", also), trace.Hash(replayed))
+	if mismatch != "" || control != "clean" || !alsoOK {
 		t.Fail()
 	}
+}
+
+// alsoRuns runs the finding's runs under other conditions (finding.Finding.
+// Also), each afresh from its own scenario, and reports "also=label:ok,…"
+// (a problem in place of ok, spaces as underscores) and whether all gave
+// their expected verdicts.
+func alsoRuns(t *testing.T, p *engine.Project, f *finding.Finding) (string, bool) {
+	t.Helper()
+	if len(f.Also) == 0 {
+		return "", true
+	}
+	var parts []string
+	ok := true
+	for _, r := range f.Also {
+		problem := ""
+		scn, err := engine.LoadScenario(f.Abs(r.Scenario), p)
+		if err != nil {
+			problem = "harness error: " + err.Error()
+		} else {
+			Bubble(t, scn.Search.Seed, func(t *testing.T) {
+				out, err := engine.Run(t.Context(), scn, p, opts(r))
+				if err != nil {
+					problem = "harness error: " + err.Error()
+					return
+				}
+				_, problem = pick(out, f, r)
+			})
+		}
+		if problem != "" {
+			ok = false
+			parts = append(parts, r.Label+":"+strings.ReplaceAll(problem, " ", "_"))
+			continue
+		}
+		parts = append(parts, r.Label+":ok")
+	}
+	return "also=" + strings.Join(parts, ","), ok
 }
 
 // prefixed returns p+s, or "" when s is empty.

@@ -50,6 +50,9 @@ type Run struct {
 	Ablations []string `json:"ablations,omitempty"`
 	// Expect is the oracle's verdict in this run: "holds" or "fails".
 	Expect string `json:"expect"`
+	// Scenario is another scenario file (relative to the repository root)
+	// the run uses instead of the finding's: for the runs of Also only.
+	Scenario string `json:"scenario,omitempty"`
 }
 
 // AllVariants reports whether the run's claim covers every variant.
@@ -85,6 +88,14 @@ type Finding struct {
 	// the faithful run); Control is its opposite.
 	Primary Run `json:"primary"`
 	Control Run `json:"control"`
+	// Also are runs under other conditions that the write-up's conditions
+	// claim (another server release, another successor, another
+	// magnitude), each with its own scenario file (the finding's oracle
+	// must be among its oracles) and expected verdict: verify runs them
+	// afresh (not recorded, not replayed) and fails on any other verdict.
+	// With "expect: fails", some run of the scenario's search must fail
+	// (the named variant, if any); with "holds", every run must hold.
+	Also []Run `json:"also,omitempty"`
 
 	// Path is the Markdown file; Root the repository root it is relative to.
 	Path string `json:"-"`
@@ -196,6 +207,34 @@ func Load(root, path string) (*Finding, error) {
 		if r.run.Variants != "" && r.run.Variants != AllVariants {
 			return nil, fail(r.field+".variants", "%q: the only value is %q (name one variant with %s.variant)", r.run.Variants, AllVariants, r.field)
 		}
+	}
+	for _, r := range []struct {
+		field string
+		run   Run
+	}{{"primary", f.Primary}, {"control", f.Control}} {
+		if r.run.Scenario != "" {
+			return nil, fail(r.field+".scenario", "only for the runs of also: the primary and control runs use the finding's scenario")
+		}
+	}
+	labels := map[string]bool{f.Primary.Label: true, f.Control.Label: true}
+	for i, r := range f.Also {
+		field := fmt.Sprintf("also[%d]", i)
+		switch {
+		case strings.TrimSpace(r.Label) == "":
+			return nil, fail(field+".label", "required")
+		case labels[r.Label]:
+			return nil, fail(field+".label", "%q is the label of another run", r.Label)
+		case r.Scenario == "":
+			return nil, fail(field+".scenario", "required: the scenario file of this run, relative to the repository root")
+		case r.Expect != "holds" && r.Expect != "fails":
+			return nil, fail(field+".expect", "%q: want holds or fails", r.Expect)
+		case r.Variants != "":
+			return nil, fail(field+".variants", "not for the runs of also: \"expect: holds\" already claims every run of the scenario's search")
+		}
+		if _, err := os.Stat(filepath.Join(root, r.Scenario)); err != nil {
+			return nil, fail(field+".scenario", "%v", err)
+		}
+		labels[r.Label] = true
 	}
 	if f.Primary.Expect == f.Control.Expect {
 		return nil, fail("control.expect", "must be the opposite of primary.expect: a finding's two runs give its oracle opposite answers")

@@ -77,6 +77,12 @@ func TestLoad(t *testing.T) {
 		{"conditions not a list", "conditions: [\"cache lag >= 2 s\", \"none of the fault kinds\"]", "conditions: lag", "conditions", "cannot hold a string"},
 		{"id must match the file", "id: p-f1", "id: p-f2", "id", "does not match the file name"},
 		{"project must match the directory", "project: p\n", "project: q\n", "project", "findings/p"},
+		{"valid: also", "control: {label: control, dropPerturbations: true, expect: holds}\n", "control: {label: control, dropPerturbations: true, expect: holds}\nalso: [{label: other, scenario: findings/p/p-f1.md, expect: holds}]\n", "", ""},
+		{"also without a scenario", "control: {label: control, dropPerturbations: true, expect: holds}\n", "control: {label: control, dropPerturbations: true, expect: holds}\nalso: [{label: other, expect: holds}]\n", "also[0].scenario", "required"},
+		{"also with a missing scenario", "control: {label: control, dropPerturbations: true, expect: holds}\n", "control: {label: control, dropPerturbations: true, expect: holds}\nalso: [{label: other, scenario: scenarios/p/nope.json, expect: holds}]\n", "also[0].scenario", "no such file"},
+		{"also reusing a label", "control: {label: control, dropPerturbations: true, expect: holds}\n", "control: {label: control, dropPerturbations: true, expect: holds}\nalso: [{label: control, scenario: findings/p/p-f1.md, expect: holds}]\n", "also[0].label", "another run"},
+		{"also claiming variants", "control: {label: control, dropPerturbations: true, expect: holds}\n", "control: {label: control, dropPerturbations: true, expect: holds}\nalso: [{label: other, scenario: findings/p/p-f1.md, variants: all, expect: holds}]\n", "also[0].variants", "not for the runs of also"},
+		{"scenario on the primary run", "primary: {label: reproduce, expect: fails}", "primary: {label: reproduce, scenario: x.json, expect: fails}", "primary.scenario", "only for the runs of also"},
 		{"no front matter", "---\nid", "id", "front matter", "must start with"},
 		{"unclosed front matter", "---\nbody", "body", "front matter", "no closing"},
 	}
