@@ -56,6 +56,13 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 		if !ok {
 			return nil, nil, errf(fmt.Sprintf("controllers[%d]", i), "project %s has no controller %q", p.Name, name)
 		}
+		if v, ok := scn.ReconcileDuration[name]; ok {
+			lo, hi, err := scenario.ParseReconcileDuration(v)
+			if err != nil {
+				return nil, nil, errf("reconcileDuration."+name, "%v", err)
+			}
+			c.ReconcileDuration = explore.ReconcileDuration{Min: lo, Max: hi}
+		}
 		cfg.Controllers = append(cfg.Controllers, c)
 	}
 	for _, o := range scn.Objects {

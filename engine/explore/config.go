@@ -29,6 +29,38 @@ type Controller struct {
 	// production install runs it; nil: it runs without (a restart leads at
 	// once).
 	LeaderElection *LeaderElection
+	// ReconcileDuration is how long each Reconcile of the process's
+	// controllers takes on virtual time (ReconcileDuration); zero: none.
+	ReconcileDuration ReconcileDuration
+}
+
+// ReconcileDuration is how long a Reconcile takes: Min when Max is not
+// above it, else a value drawn uniformly from [Min, Max] by a source seeded
+// from the run's seed and the process's name (the same scenario and seed
+// draw the same durations). The engine models it as the time a reconcile
+// computes between what it read and what it writes:
+//
+//   - a Reconcile that writes sleeps the duration, on virtual time, just
+//     before its first write: its reads before it see the state at its
+//     start, its writes land at its end, and other controllers' steps run
+//     in between (the step yields and a later step resumes it, as any
+//     Reconcile that blocks on a timer does; the trace says why);
+//   - one that does not write holds its worker for the duration: the
+//     controller starts nothing else before then (controller-runtime's one
+//     worker per controller), and its step's end says so.
+//
+// Items of upstream's own workers run as steps (extstep.go) take no time.
+type ReconcileDuration struct{ Min, Max time.Duration }
+
+// IsZero reports whether reconciles take no time.
+func (d ReconcileDuration) IsZero() bool { return d.Min <= 0 && d.Max <= 0 }
+
+// String is "100ms" for a fixed duration, "50ms..200ms" for a range.
+func (d ReconcileDuration) String() string {
+	if d.Max > d.Min {
+		return d.Min.String() + ".." + d.Max.String()
+	}
+	return d.Min.String()
 }
 
 // LeaderElection is controller-runtime's leader election as an upstream

@@ -76,7 +76,10 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 	if !w.bubble {
 		return nil
 	}
-	if _, ok := op.Actor.(*flight); ok {
+	if f, ok := op.Actor.(*flight); ok {
+		if op.IsWrite() {
+			f.compute(w.start)
+		}
 		return nil
 	}
 	if op.Cached {

@@ -123,8 +123,9 @@ func (w *world) unfired() {
 // in progress, in FIFO order of their queue heads.
 func (w *world) runnable() []*ctrl {
 	var out []*ctrl
+	now := time.Now()
 	for _, c := range w.ctrls {
-		if len(c.q.items) > 0 && c.fl == nil {
+		if len(c.q.items) > 0 && c.fl == nil && !c.busyUntil.After(now) {
 			out = append(out, c)
 		}
 	}
@@ -387,7 +388,18 @@ func (w *world) nextWake() (time.Time, bool) {
 	}
 	for _, c := range w.ctrls {
 		if t, ok := c.q.nextDue(); ok {
+			if c.busyUntil.After(t) {
+				t = c.busyUntil
+			}
 			consider(t)
+		}
+		if len(c.q.items) > 0 && c.busyUntil.After(time.Now()) {
+			consider(c.busyUntil)
+		}
+	}
+	for _, f := range w.flights {
+		if !f.wakeAt.IsZero() {
+			consider(f.wakeAt)
 		}
 	}
 	for i, a := range w.cfg.Actions {

@@ -43,6 +43,14 @@ type flight struct {
 	// external: an item of upstream's own worker run as a step
 	// (extstep.go), not a Reconcile the loop called.
 	external bool
+	// dur is how long this Reconcile computes (ReconcileDuration);
+	// computed: it has slept it, before its first write. wakeAt and
+	// waiting name a wait the engine imposed (the loop knows when it
+	// ends), for the yield's record.
+	dur      time.Duration
+	computed bool
+	wakeAt   time.Time
+	waiting  string
 	done     chan struct{}
 	// the outcome, valid once done is closed
 	res      reconcile.Result
@@ -79,12 +87,38 @@ func (f *flight) call(w *world) {
 	f.res, f.err = c.cap.Reconciler.Reconcile(ctx, f.req)
 }
 
+// drawDuration returns how long a Reconcile of c takes (ReconcileDuration).
+func (w *world) drawDuration(c *ctrl) time.Duration {
+	d := c.proc.spec.ReconcileDuration
+	if d.IsZero() || !w.bubble {
+		return 0
+	}
+	if d.Max <= d.Min {
+		return d.Min
+	}
+	return d.Min + time.Duration(c.proc.durations.Int64N(int64(d.Max-d.Min)+1))
+}
+
+// compute sleeps f's duration before its first write (ReconcileDuration),
+// on f's own goroutine, outside the Env lock: the step yields and other
+// actors run until it wakes.
+func (f *flight) compute(start time.Time) {
+	if f.computed || f.dur <= 0 {
+		return
+	}
+	f.computed = true
+	f.wakeAt = time.Now().Add(f.dur)
+	f.waiting = fmt.Sprintf("reconcile duration %s: it computes until t=%s before its first write", f.dur, fmtDur(f.wakeAt.Sub(start)))
+	time.Sleep(f.dur)
+	f.wakeAt, f.waiting = time.Time{}, ""
+}
+
 // reconcile runs one step: it starts a Reconcile of req on c and, in a
 // bubble, lets it run until it returns or blocks.
 func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) {
 	w.step++
 	rec := &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: c.name, Request: req.String(), Choice: choice}
-	f := &flight{c: c, req: req, first: w.step, gen: c.proc.gen, rec: rec, done: make(chan struct{})}
+	f := &flight{c: c, req: req, first: w.step, gen: c.proc.gen, rec: rec, done: make(chan struct{}), dur: w.drawDuration(c)}
 	c.fl = f
 	w.flights = append(w.flights, f)
 	w.cur, w.curCtrl = rec, c
@@ -121,6 +155,16 @@ func (w *world) yield(f *flight) {
 	rec := f.rec
 	rec.End = fmtDur(w.now())
 	rec.Result = "yield"
+	if f.waiting != "" && !f.wakeAt.IsZero() {
+		// A wait the engine imposed: it knows when it ends, so the run
+		// need not be treated as never quiescent.
+		rec.Notes = append(rec.Notes, f.waiting+": other actors run; it resumes as a later step")
+		f.rec = nil
+		f.yielded = true
+		w.cur, w.curCtrl = nil, nil
+		_ = w.tw.Write(rec)
+		return
+	}
 	rec.Notes = append(rec.Notes, "reconcile blocked (timer or channel) before returning: other actors run; it resumes as a later step")
 	f.rec = nil
 	f.yielded = true
@@ -207,6 +251,12 @@ func (w *world) finish(f *flight) {
 		return
 	}
 	c.q.Done(req)
+	if f.dur > 0 && !f.computed {
+		// It wrote nothing: it holds its worker for its duration.
+		c.busyUntil = time.Now().Add(f.dur)
+		rec.End = fmtDur(w.now() + f.dur)
+		rec.Notes = append(rec.Notes, fmt.Sprintf("reconcile duration %s (no write): the controller's worker is busy until t=%s", f.dur, rec.End))
+	}
 	switch {
 	case panicked != nil:
 		rec.Result = "panic"

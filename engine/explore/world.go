@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -33,11 +35,11 @@ type proc struct {
 	spec Controller
 	// ctx lives as long as the process: a crash cancels it, stopping the
 	// goroutines upstream started (runnables, channel sources).
-	ctx       context.Context
-	cancel    context.CancelFunc
-	mgr       *ctrlsim.Manager
-	ctrls     []*ctrl
-	crashed   bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	mgr     *ctrlsim.Manager
+	ctrls   []*ctrl
+	crashed bool
 	// crashedOutside: it crashed at a write made outside a Reconcile
 	// (gate.go); the loop restarts it at its next quiescent point.
 	crashedOutside bool
@@ -49,6 +51,8 @@ type proc struct {
 	// gen counts the process's starts: a flight from an earlier generation
 	// belongs to a process that no longer exists.
 	gen int
+	// durations draws its reconciles' durations (ReconcileDuration).
+	durations *rand.Rand
 	// Leader election (Controller.LeaderElection): electedAt is when the
 	// process's current generation took the lease; electAt, when it does,
 	// while it waits for it (zero once it leads). successor and graceful
@@ -85,6 +89,9 @@ type ctrl struct {
 	// lastRead is what the reconcile in progress last read of each key
 	// (lost-update bookkeeping).
 	lastRead map[string]string
+	// busyUntil: a Reconcile that did not write holds the worker until
+	// then (ReconcileDuration).
+	busyUntil time.Time
 }
 
 type world struct {
@@ -228,6 +235,14 @@ func (w *world) boot() error {
 	h := trace.Header{Type: "header", Schema: trace.Schema, Scenario: w.cfg.Scenario, Run: w.cfg.Run, Variant: w.cfg.Variant, Mode: "run",
 		Seed: w.cfg.Seed, Engine: EngineVersion, Upstream: w.cfg.Upstream, Controllers: names,
 		Perturbations: describeAll(w.cfg.Perturbations), Ablations: w.cfg.Cluster.Ablations.Names()}
+	for _, c := range w.cfg.Controllers {
+		if !c.ReconcileDuration.IsZero() {
+			if h.ReconcileDurations == nil {
+				h.ReconcileDurations = map[string]string{}
+			}
+			h.ReconcileDurations[c.Name] = c.ReconcileDuration.String()
+		}
+	}
 	if fl := w.cfg.FirstList; fl.Release != "" {
 		h.Server, h.FirstList = fl.Release, "list-rv0"
 		if fl.Consistent {
@@ -258,6 +273,11 @@ func (w *world) boot() error {
 	w.openWindows()
 	for _, spec := range w.cfg.Controllers {
 		p := &proc{spec: spec}
+		if !spec.ReconcileDuration.IsZero() {
+			h := fnv.New64a()
+			_, _ = h.Write([]byte(spec.Name))
+			p.durations = rand.New(rand.NewPCG(uint64(w.cfg.Seed), h.Sum64()))
+		}
 		w.procs = append(w.procs, p)
 		if err := w.startProcess(p); err != nil {
 			return err

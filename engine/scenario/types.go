@@ -6,6 +6,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/perturb"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -45,10 +46,39 @@ type Scenario struct {
 	// Server describes the simulated kube-apiserver; absent: the
 	// project's default (the newest release its upstream supports).
 	Server *Server `json:"server,omitempty"`
+	// ReconcileDuration sets, per controller of the scenario (a process
+	// name), how long each of its reconciles takes on virtual time:
+	// "100ms", or "50ms..200ms" for a duration drawn uniformly per
+	// reconcile from the run's seed; "0s" for none. Absent: the
+	// harness's default (explore.ReconcileDuration).
+	ReconcileDuration map[string]string `json:"reconcileDuration,omitempty"`
 
 	file    string         // the file named in errors
 	baseDir string         // the directory relative paths start from
 	sources []objectSource // where each of Objects came from
+}
+
+// ParseReconcileDuration reads a reconcile duration as scenarios write it:
+// "100ms" (fixed) or "50ms..200ms" (uniform); it returns min and max.
+func ParseReconcileDuration(v string) (time.Duration, time.Duration, error) {
+	lo, hi, isRange := strings.Cut(v, "..")
+	min, err := time.ParseDuration(lo)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%q: %v (want a duration such as 100ms, or a range such as 50ms..200ms)", v, err)
+	}
+	max := min
+	if isRange {
+		if max, err = time.ParseDuration(hi); err != nil {
+			return 0, 0, fmt.Errorf("%q: %v (want a range such as 50ms..200ms)", v, err)
+		}
+		if max <= min {
+			return 0, 0, fmt.Errorf("%q: the range's end must be above its start", v)
+		}
+	}
+	if min < 0 {
+		return 0, 0, fmt.Errorf("%q: must not be negative", v)
+	}
+	return min, max, nil
 }
 
 // Server is the simulated kube-apiserver.

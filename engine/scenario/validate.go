@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -185,6 +186,16 @@ func (v *validator) top() {
 			v.add(f, fmt.Sprintf("unknown controller %q; known controllers are %s", c, strings.Join(v.known.Controllers, ", ")))
 		}
 		seen[c] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.ReconcileDuration)) {
+		f := "reconcileDuration." + name
+		if !slices.Contains(s.Controllers, name) {
+			v.add(f, fmt.Sprintf("%q is not among the scenario's controllers (%s)", name, strings.Join(s.Controllers, ", ")))
+			continue
+		}
+		if _, _, err := ParseReconcileDuration(s.ReconcileDuration[name]); err != nil {
+			v.add(f, err.Error())
+		}
 	}
 	if s.Server != nil {
 		if _, err := serverversion.Parse(s.Server.Version); err != nil {

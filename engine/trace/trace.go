@@ -34,6 +34,9 @@ type Header struct {
 	// cache, as stale as it is). Both empty when the run names none.
 	Server    string `json:"server,omitempty"`
 	FirstList string `json:"firstList,omitempty"`
+	// ReconcileDurations gives each process whose reconciles take time
+	// its duration ("100ms", or "50ms..200ms" drawn per reconcile).
+	ReconcileDurations map[string]string `json:"reconcileDurations,omitempty"`
 }
 
 // Choice records a scheduling decision: the runnable options and the one taken.
