@@ -204,6 +204,8 @@ func (h *hooks) crashAt(wc WriteContext, op *ctrlsim.Op) bool {
 			continue
 		}
 		wc.Applied = a.applied
+		wc.Write = WriteEvent{Step: h.w.step, At: h.w.now(), Controller: h.p.spec.Name, Kind: op.GVK.GroupKind(), Verb: op.Verb, Sub: op.Subresource}
+		wc.Count = func(ref WriteRef) int { return h.w.countWrites(&ref) }
 		if !wf.CrashAt(wc) {
 			continue
 		}

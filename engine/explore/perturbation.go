@@ -75,6 +75,12 @@ type WriteContext struct {
 	InReconcile, InRun int
 	// Applied counts how often this perturbation has applied in the run.
 	Applied int
+	// Write is the write about to be made (its controller, kind, verb,
+	// subresource, step and time); Count counts the run's writes before
+	// it that ref matches (WriteRef.Matches), so that a fault can aim at
+	// the n-th write of a kind, verb or subresource.
+	Write WriteEvent
+	Count func(ref WriteRef) int
 }
 
 // WriteFault aborts a write: the controller's process crashes before the

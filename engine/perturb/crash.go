@@ -14,8 +14,9 @@ var CrashType = Type{
 	Doc: "the controller's process crashes at the atWrite-th write of a reconcile in the window (the write is " +
 		"not made, earlier ones stay) and restarts; once, or every such reconcile with repeat; with explore, the " +
 		"search crashes it at each of its writes of the run in turn (those after the window opens, when it opens after a write); " +
+		"atWriteOf aims at the n-th of its writes of a kind, verb or subresource, or (explore) places it only at those; " +
 		"under leader election its successor (restarted, the default, or standby) leads when the lease allows, and graceful releases the lease where upstream does",
-	Fields: append([]string{"controller", "atWrite", "repeat", "explore", "successor", "graceful"}, windowFields...),
+	Fields: append([]string{"controller", "atWrite", "atWriteOf", "repeat", "explore", "successor", "graceful"}, windowFields...),
 	Check:  checkCrash,
 	New:    newCrash,
 }
@@ -25,8 +26,17 @@ func checkCrash(s *Spec) []FieldError {
 	switch {
 	case s.Explore && s.has("atWrite"):
 		out = append(out, FieldError{"atWrite", "not with explore: the search places the crash at each write of the run"})
-	case !s.Explore && s.AtWrite < 1:
-		out = append(out, FieldError{"atWrite", fmt.Sprintf("%d: crash needs atWrite >= 1 (the reconcile's Nth write), or explore", s.AtWrite)})
+	case s.has("atWrite") && s.has("atWriteOf"):
+		out = append(out, FieldError{"atWriteOf", "not with atWrite: give the reconcile's Nth write, or the run's Nth write that matches"})
+	case s.Explore && s.AtWriteOf != nil && s.AtWriteOf.N != 0:
+		out = append(out, FieldError{"atWriteOf.n", "not with explore: the search places the crash at each matching write"})
+	case !s.Explore && s.AtWriteOf != nil && s.AtWriteOf.N < 1:
+		out = append(out, FieldError{"atWriteOf.n", fmt.Sprintf("%d: must be at least 1 (the first matching write is 1)", s.AtWriteOf.N)})
+	case !s.Explore && s.AtWriteOf == nil && s.AtWrite < 1:
+		out = append(out, FieldError{"atWrite", fmt.Sprintf("%d: crash needs atWrite >= 1 (the reconcile's Nth write), atWriteOf, or explore", s.AtWrite)})
+	}
+	if s.Repeat && s.AtWriteOf != nil {
+		out = append(out, FieldError{"repeat", "not with atWriteOf: it names one write of the run"})
 	}
 	if s.Explore && s.Repeat {
 		out = append(out, FieldError{"repeat", "not with explore: each placement crashes one write"})
@@ -40,7 +50,7 @@ func checkCrash(s *Spec) []FieldError {
 }
 
 func newCrash(s *Spec) (explore.Perturbation, error) {
-	c := Crash{Controller: s.Controller, AtWrite: s.AtWrite, Repeat: s.Repeat, Win: s.Window, Succ: s.Successor, Graceful: s.Graceful}
+	c := Crash{Controller: s.Controller, AtWrite: s.AtWrite, Repeat: s.Repeat, Win: s.Window, Succ: s.Successor, Graceful: s.Graceful, Of: s.AtWriteOf}
 	if s.Explore {
 		return CrashSearch{c}, nil
 	}
@@ -59,6 +69,10 @@ type Crash struct {
 	// Succ and Graceful: see explore.Restarter ("" is restarted).
 	Succ     string
 	Graceful bool
+	// Of: at the Of.N-th write of the run that Of matches (its
+	// controller's); with AtRunWrite set (a searched placement), only the
+	// kind of writes the search placed it at.
+	Of *explore.WriteRef
 }
 
 var (
@@ -95,6 +109,8 @@ func (c Crash) Describe() string {
 	var d string
 	if c.AtRunWrite > 0 {
 		d = fmt.Sprintf("%s %s at its write %d of the run", c.stopWord(), c.Controller, c.AtRunWrite)
+	} else if c.Of != nil {
+		d = fmt.Sprintf("%s %s at its %s of the run", c.stopWord(), c.Controller, describeRef(*c.Of))
 	} else {
 		d = fmt.Sprintf("%s %s at write %d of a reconcile", c.stopWord(), c.Controller, c.AtWrite)
 	}
@@ -116,7 +132,44 @@ func (c Crash) CrashAt(w explore.WriteContext) bool {
 	if c.AtRunWrite > 0 {
 		return w.InRun == c.AtRunWrite
 	}
+	if c.Of != nil {
+		return c.Of.Matches(w.Write) && w.Count(*c.Of)+1 == c.Of.N
+	}
 	return w.InReconcile == c.AtWrite
+}
+
+// describeRef names the n-th matching write: "2nd apply of Machine".
+func describeRef(r explore.WriteRef) string {
+	what := "write"
+	switch {
+	case r.Verb == "status" || r.Verb == "" && r.Sub == "status":
+		what = "status write"
+	case r.Verb != "" && r.Sub == "status":
+		what = r.Verb + "/status"
+	case r.Verb != "":
+		what = r.Verb
+	}
+	if !r.Kind.Empty() {
+		what += " of " + kindName(r.Kind)
+	}
+	if r.N == 0 {
+		return what
+	}
+	return ordinal(r.N) + " " + what
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // CrashSearch is a crash whose place is searched: one placement at each of
@@ -142,7 +195,11 @@ var _ explore.Placer = CrashSearch{}
 
 // Describe implements explore.Perturbation.
 func (c CrashSearch) Describe() string {
-	d := fmt.Sprintf("%s %s, placement searched over its writes%s", c.stopWord(), c.Controller, c.successorDesc())
+	over := "its writes"
+	if c.Of != nil {
+		over = "its " + describeRef(*c.Of) + "s"
+	}
+	d := fmt.Sprintf("%s %s, placement searched over %s%s", c.stopWord(), c.Controller, over, c.successorDesc())
 	// The window bounds the placements only where it can be located in
 	// the run's writes (inWindow): say so only then.
 	if c.Win.From != nil && c.Win.From.AfterWrite != nil || c.Win.From == nil && (c.Win.For > 0 || c.Win.Until != nil) {
@@ -154,10 +211,20 @@ func (c CrashSearch) Describe() string {
 // Placements implements explore.Placer.
 func (c CrashSearch) Placements(base *explore.Result, bound int) []explore.Placement {
 	first, last := c.inWindow(base)
+	// The controller's writes of the run, in order, to match a selector.
+	var own []explore.WriteEvent
+	for _, e := range base.WriteLog {
+		if e.Controller == c.Controller {
+			own = append(own, e)
+		}
+	}
 	var out []explore.Placement
 	for k := first; k <= last; k++ {
 		if bound > 0 && len(out) >= bound {
 			break
+		}
+		if c.Of != nil && (k > len(own) || !c.Of.Matches(own[k-1])) {
+			continue
 		}
 		p := c.Crash
 		p.AtRunWrite = k

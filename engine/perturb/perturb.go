@@ -33,6 +33,9 @@ type Spec struct {
 	// leader election (explore.Restarter).
 	Successor string
 	Graceful  bool
+	// AtWriteOf places a crash at the n-th matching write of its
+	// controller in the run, or (explore) restricts its placements.
+	AtWriteOf *explore.WriteRef
 	// Window is the compiled window (set when compiling, not when
 	// validating).
 	Window explore.Window

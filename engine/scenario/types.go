@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/perturb"
 	"path/filepath"
 	"strings"
@@ -259,6 +260,13 @@ type Perturbation struct {
 	// Graceful stops the process (SIGTERM) instead of killing it (crash
 	// only): it releases its lease where upstream sets ReleaseOnCancel.
 	Graceful bool `json:"graceful,omitempty"`
+	// AtWriteOf places a crash by selector (crash only): at the n-th write
+	// of the run by the crash's controller that matches kind, verb and
+	// subresource (counted as afterWrite counts: successful writes, in
+	// order; a write outside the window counts too). With explore, n is
+	// left out and the search places the crash only at the controller's
+	// writes that match. Its controller may be left out (the crash's).
+	AtWriteOf *WriteRef `json:"atWriteOf,omitempty"`
 }
 
 // Spec returns the perturbation as perturb's table reads it (window not
@@ -267,6 +275,13 @@ func (p *Perturbation) Spec() *perturb.Spec {
 	s := &perturb.Spec{Type: p.Type, Controller: p.Controller, Controllers: p.Controllers, Kind: p.Kind, Mode: p.Mode,
 		StaleAt: p.StaleAt, CatchUpAt: p.CatchUpAt, AtWrite: p.AtWrite, Repeat: p.Repeat, Explore: p.Explore,
 		Successor: p.Successor, Graceful: p.Graceful}
+	if w := p.AtWriteOf; w != nil {
+		ref := &explore.WriteRef{Controller: p.Controller, Verb: w.Verb, Sub: w.Subresource, N: w.N}
+		if gvk, err := ParseKind(w.Kind); err == nil && w.Kind != "" {
+			ref.Kind = gvk.GroupKind()
+		}
+		s.AtWriteOf = ref
+	}
 	if gvk, err := ParseKind(p.Kind); err == nil {
 		s.GroupKind = gvk.GroupKind()
 	}
@@ -290,6 +305,7 @@ func (p *Perturbation) Spec() *perturb.Spec {
 	set("explore", p.Explore)
 	set("successor", p.Successor != "")
 	set("graceful", p.Graceful)
+	set("atWriteOf", p.AtWriteOf != nil)
 	set("from", p.From != nil)
 	set("until", p.Until != nil)
 	set("for", p.For != nil)

@@ -501,6 +501,20 @@ func (v *validator) perturbation(field string, p *Perturbation) {
 			v.trigger(join(field, "from"), p.From)
 		case "until":
 			v.trigger(join(field, "until"), p.Until)
+		case "atWriteOf":
+			w, f := p.AtWriteOf, join(field, "atWriteOf")
+			if w.Controller != "" && w.Controller != p.Controller {
+				v.add(join(f, "controller"), fmt.Sprintf("%q: a crash counts its own controller's writes (%q); leave it out", w.Controller, p.Controller))
+			}
+			if w.Kind != "" {
+				v.kind(join(f, "kind"), w.Kind)
+			}
+			if w.Verb != "" && !slices.Contains(verbs, w.Verb) {
+				v.add(join(f, "verb"), oneOf("verb", w.Verb, verbs))
+			}
+			if w.Subresource != "" && w.Subresource != "status" {
+				v.add(join(f, "subresource"), fmt.Sprintf("%q: the only subresource is \"status\"", w.Subresource))
+			}
 		case "for":
 			if p.For.Duration <= 0 {
 				v.add(join(field, "for"), fmt.Sprintf("%s: must be positive", p.For))
