@@ -114,7 +114,11 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 )
 
-require k8s.io/kubernetes v1.36.3
+require (
+	golang.org/x/mod v0.40.0
+	k8s.io/kubernetes v1.36.3
+)
+
 require (
 	k8s.io/cloud-provider v0.36.4 // indirect
 	k8s.io/cluster-bootstrap v0.36.4 // indirect

@@ -11,26 +11,6 @@ import (
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 )
 
-// ModuleVersions returns the version of each module in the build list the
-// calling harness is tested with (a replacement's version where the module
-// is replaced): what traces record as the upstream they ran. It asks the go
-// command, because test binaries carry no dependency build information.
-func ModuleVersions(mods ...string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, m := range mods {
-		v, err := goList(m, "{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}", m)
-		if err != nil {
-			return nil, err
-		}
-		out[m] = v
-	}
-	return out, nil
-}
-
-// ModuleDir returns the directory of a module of the build list in the
-// module cache: where a harness reads the CRDs its pinned upstream ships.
-func ModuleDir(mod string) (string, error) { return goList(mod, "{{.Dir}}", mod) }
-
 // goList runs `go list -m -f format mods...`; what names the modules in
 // errors.
 func goList(what, format string, mods ...string) (string, error) {
@@ -46,11 +26,12 @@ func goList(what, format string, mods ...string) (string, error) {
 
 // Pinned is a harness's pinned upstream as the go command sees it.
 type Pinned struct {
-	// Versions are the versions of the modules asked for (as
-	// ModuleVersions): what traces record as the upstream they ran.
+	// Versions are the versions of the modules asked for, in the build
+	// list the harness is tested with (a replacement's version where a
+	// module is replaced): what traces record as the upstream they ran.
 	Versions map[string]string
-	// Dir is the main upstream module's directory in the module cache
-	// (as ModuleDir): where the harness reads the CRDs it ships.
+	// Dir is the main upstream module's directory in the module cache:
+	// where the harness reads the CRDs it ships.
 	Dir string
 }
 

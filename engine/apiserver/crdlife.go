@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,7 +58,7 @@ func (s *Server) followCRD(ev store.Event) {
 	want := crd.DeepCopy()
 	want.Status.AcceptedNames = crd.Spec.Names
 	for _, v := range crd.Spec.Versions {
-		if v.Storage && !contains(want.Status.StoredVersions, v.Name) {
+		if v.Storage && !slices.Contains(want.Status.StoredVersions, v.Name) {
 			want.Status.StoredVersions = append(want.Status.StoredVersions, v.Name)
 		}
 	}
@@ -80,7 +81,7 @@ func (s *Server) followCRD(ev store.Event) {
 // finalizeCRD deletes a terminating CRD's objects and, once none is left,
 // lets the CRD go.
 func (s *Server) finalizeCRD(crd *apiextensionsv1.CustomResourceDefinition) {
-	if !contains(crd.Finalizers, CRDCleanupFinalizer) {
+	if !slices.Contains(crd.Finalizers, CRDCleanupFinalizer) {
 		return
 	}
 	gk := crdKind(crd)
@@ -148,13 +149,4 @@ func equalCRDStatus(a, b apiextensionsv1.CustomResourceDefinitionStatus) bool {
 	ua, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(&a)
 	ub, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(&b)
 	return err1 == nil && err2 == nil && fmt.Sprint(ua) == fmt.Sprint(ub)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
