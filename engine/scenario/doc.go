@@ -87,6 +87,20 @@
 //
 //	scenarios/capi/x.json: actions[1]: action delete-b (at step 500) never fired in any of 1 run(s): ...
 //
+// # The cluster and its processes
+//
+// server {version} names the simulated kube-apiserver release ("1.33");
+// absent, the project's default. It decides how an informer's first list
+// is served: a consistent watch-list where the release serves one (its own
+// WatchList gate: 1.32, 1.34 and later), elsewhere a LIST at
+// resourceVersion=0 that a lagging view makes stale. reconcileDuration
+// gives a controller's reconciles virtual time ("100ms", "50ms..200ms").
+// A crash of a process whose harness declares leader election names its
+// successor ("restarted", the default, or "standby") and may be graceful
+// (the lease is released where upstream releases it); atWriteOf places a
+// crash at the n-th of its controller's writes of a kind, verb or
+// subresource, or (explore) only at those.
+//
 // # Fidelity and limits
 //
 //   - Field names match case-sensitively (encoding/json alone would accept
