@@ -4,9 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/scenario"
 	"github.com/ctrlbugs/corpus/engine/trace"
@@ -73,14 +70,7 @@ func TestInitialListByServerVersion(t *testing.T) {
 			}
 			p := sampleProject(t)
 			enginetest.Bubble(t, 1, func(t *testing.T) {
-				out, err := engine.Run(t.Context(), scn, p, engine.Options{Label: "first-list"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				tr, err := trace.Read(strings.NewReader(string(out.Runs[0].Trace)))
-				if err != nil {
-					t.Fatal(err)
-				}
+				run, tr := runOne(t, scn, p, "first-list")
 				if tr.Header.FirstList != tc.firstList {
 					t.Errorf("header firstList %q, want %q (server %q)", tr.Header.FirstList, tc.firstList, tr.Header.Server)
 				}
@@ -108,19 +98,10 @@ func TestInitialListByServerVersion(t *testing.T) {
 					t.Errorf("step %d (first reconcile after the restart) saw ConfigMaps at rev %d of %d: stale %v, want %v",
 						after.Step, v.Rev, v.Current, got, tc.stale)
 				}
-				if got := out.Runs[0].Final.Objects; got == nil {
-					t.Fatal("no final state")
-				}
-				count := ""
-				for _, o := range out.Runs[0].Final.Objects {
-					if o.GetName() == "counter" {
-						count, _, _ = unstructured.NestedString(o.Object, "data", "count")
-					}
-				}
-				if count != tc.finalCount {
+				if count := finalData(run, "counter", "count"); count != tc.finalCount {
 					t.Errorf("final count %q, want %q", count, tc.finalCount)
 				}
-				noted := strings.Contains(string(out.Runs[0].Trace), "opens its view of ConfigMap at rev")
+				noted := strings.Contains(string(run.Trace), "opens its view of ConfigMap at rev")
 				if noted == tc.stale {
 					t.Errorf("trace notes a consistent first list: %v, want %v", noted, !tc.stale)
 				}

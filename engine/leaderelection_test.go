@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine"
@@ -121,14 +120,7 @@ func TestLeaderElectionHandover(t *testing.T) {
 			}
 			p := leProject(t, tc.release)
 			enginetest.Bubble(t, 1, func(t *testing.T) {
-				out, err := engine.Run(t.Context(), scn, p, engine.Options{Label: tc.name})
-				if err != nil {
-					t.Fatal(err)
-				}
-				tr, err := trace.Read(strings.NewReader(string(out.Runs[0].Trace)))
-				if err != nil {
-					t.Fatal(err)
-				}
+				run, tr := runOne(t, scn, p, tc.name)
 				var crash *trace.Step
 				var first *trace.Step
 				for i := range tr.Steps {
@@ -159,16 +151,10 @@ func TestLeaderElectionHandover(t *testing.T) {
 				if at < tc.leads {
 					t.Errorf("counter-a's first step after the crash at %s, before it leads (%s)", first.T, tc.leads)
 				}
-				if !strings.Contains(string(out.Runs[0].Trace), "process counter-a acquired the lease") {
+				if !strings.Contains(string(run.Trace), "process counter-a acquired the lease") {
 					t.Error("trace does not note the election")
 				}
-				count := ""
-				for _, o := range out.Runs[0].Final.Objects {
-					if o.GetName() == "counter" {
-						count, _, _ = unstructured.NestedString(o.Object, "data", "count")
-					}
-				}
-				if count != tc.count {
+				if count := finalData(run, "counter", "count"); count != tc.count {
 					t.Errorf("final count %q, want %q", count, tc.count)
 				}
 			})
