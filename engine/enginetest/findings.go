@@ -66,6 +66,10 @@ func Findings(t *testing.T, p *engine.Project) {
 	if mode == "" {
 		mode = ModeReproduce
 	}
+	if mode == ModeInspect {
+		inspectMode(t, p, root) // inspectmode.go
+		return
+	}
 	// One list in id order, broken and valid together, so the output
 	// order does not depend on which findings are broken.
 	type entry struct {

@@ -179,6 +179,7 @@ func (w *world) openExternal(b *extBegin, choice *trace.Choice) {
 		return
 	}
 	w.step++
+	w.observeStep()
 	w.res.Steps = w.step
 	rec := &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: b.name, Request: b.req.String(), Choice: choice}
 	c := w.extCtrl(p, b.name)
@@ -256,6 +257,7 @@ func (w *world) resumeExternal(p *proc) {
 	w.ext.open = b
 	w.ext.mu.Unlock()
 	w.step++
+	w.observeStep()
 	w.res.Steps = w.step
 	f := b.f
 	f.rec = &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: b.name, Request: b.req.String(), Resumes: f.first}

@@ -117,6 +117,7 @@ func (f *flight) compute(start time.Time) {
 // bubble, lets it run until it returns or blocks.
 func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) {
 	w.step++
+	w.observeStep()
 	rec := &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: c.name, Request: req.String(), Choice: choice}
 	f := &flight{c: c, req: req, first: w.step, gen: c.proc.gen, rec: rec, done: make(chan struct{}), dur: w.drawDuration(c)}
 	c.fl = f
@@ -176,6 +177,7 @@ func (w *world) yield(f *flight) {
 // resume opens the step record of a flight that acts again after a yield.
 func (w *world) resume(f *flight) *trace.Step {
 	w.step++
+	w.observeStep()
 	w.res.Steps = w.step
 	f.rec = &trace.Step{Type: "step", Step: w.step, T: fmtDur(w.now()), Controller: f.c.name, Request: f.req.String(), Resumes: f.first}
 	return f.rec

@@ -227,6 +227,7 @@ func (w *world) boot() error {
 		return err
 	}
 	w.srv = srv
+	w.observeBoot()
 	w.env = ctrlsim.NewEnv(srv)
 	var names []string
 	for _, c := range w.cfg.Controllers {

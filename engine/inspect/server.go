@@ -1,0 +1,572 @@
+package inspect
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/version"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/store"
+)
+
+// Server serves one step of a Recording as a read-only Kubernetes API
+// server over HTTP (see the package documentation for what is served). Its
+// step can be changed while it serves (SetStep, POST /ctrlbugs/step).
+type Server struct {
+	rec     *Recording
+	reqInfo *genericrequest.RequestInfoFactory
+
+	// mu guards the recording's server (apiserver.Server is not safe for
+	// concurrent use: even its reads memoize) and the step.
+	mu      sync.Mutex
+	step    int
+	changed chan struct{} // closed when the step changes
+}
+
+// NewServer returns a server of rec at step.
+func NewServer(rec *Recording, step int) (*Server, error) {
+	if err := rec.checkStep(step); err != nil {
+		return nil, err
+	}
+	return &Server{rec: rec, step: step, changed: make(chan struct{}), reqInfo: &genericrequest.RequestInfoFactory{
+		APIPrefixes:          sets.NewString("api", "apis"),
+		GrouplessAPIPrefixes: sets.NewString("api"),
+	}}, nil
+}
+
+func (rec *Recording) checkStep(n int) error {
+	if n < 0 || n > rec.Steps() {
+		return fmt.Errorf("step %d is past the end of %s: its trace has steps 0 (before the first) to %d", n, rec.ID, rec.Steps())
+	}
+	return nil
+}
+
+// Step returns the step served now.
+func (s *Server) Step() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.step
+}
+
+// SetStep serves step n from now on: open watches receive the events
+// between the two steps when n is later; when it is earlier they end (a
+// watch cannot go back), and clients list again.
+func (s *Server) SetStep(n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.setStep(n)
+}
+
+// setStep changes the step; the caller holds mu.
+func (s *Server) setStep(n int) error {
+	if err := s.rec.checkStep(n); err != nil {
+		return err
+	}
+	if n != s.step {
+		s.step = n
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+	return nil
+}
+
+// at returns the step served, its revision and the channel closed at its
+// next change; the caller holds mu.
+func (s *Server) at() (step int, rev int64, changed chan struct{}) {
+	return s.step, s.rec.Rev(s.step), s.changed
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Body != nil {
+		defer func() { _ = req.Body.Close() }()
+	}
+	s.mu.Lock()
+	step := s.step
+	s.mu.Unlock()
+	w.Header().Set("X-Ctrlbugs-Step", strconv.Itoa(step))
+	p := strings.Trim(req.URL.Path, "/")
+	if p == "ctrlbugs" || strings.HasPrefix(p, "ctrlbugs/") {
+		s.ctrlbugs(w, req, strings.TrimPrefix(strings.TrimPrefix(p, "ctrlbugs"), "/"))
+		return
+	}
+	ri, err := s.reqInfo.NewRequestInfo(req)
+	if err != nil {
+		writeStatus(w, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	if !ri.IsResourceRequest {
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
+			s.refuse(w, req.Method+" "+req.URL.Path)
+			return
+		}
+		s.nonResource(w, req, p)
+		return
+	}
+	switch ri.Verb {
+	case "get", "list", "watch":
+	default:
+		s.refuse(w, ri.Verb+" "+ri.Resource)
+		return
+	}
+	s.mu.Lock()
+	_, rev, _ := s.at()
+	k := s.kindFor(ri, rev)
+	s.mu.Unlock()
+	gr := schema.GroupResource{Group: ri.APIGroup, Resource: ri.Resource}
+	if k == nil {
+		writeStatus(w, apierrors.NewNotFound(gr, ri.Name))
+		return
+	}
+	ns := ri.Namespace
+	if !k.Namespaced {
+		ns = ""
+	}
+	q := req.URL.Query()
+	accept := req.Header.Get("Accept")
+	switch ri.Verb {
+	case "get":
+		if ri.Subresource != "" && ri.Subresource != "status" {
+			writeStatus(w, apierrors.NewNotFound(gr, ri.Name+"/"+ri.Subresource))
+			return
+		}
+		s.mu.Lock()
+		obj, err := s.rec.Server.GetAt(apiserver.Request{GVK: k.GVK, Namespace: ns, Name: ri.Name}, rev)
+		var out any
+		if err == nil {
+			out, err = s.render(k, []*unstructured.Unstructured{obj}, false, "", accept, q, rev, true)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	case "list":
+		lo, err := listOptions(q)
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		s.mu.Lock()
+		res, err := s.rec.Server.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector,
+			Limit: lo.Limit, Continue: lo.Continue}, rev)
+		var out any
+		if err == nil {
+			out, err = s.renderList(k, res, accept, q, rev)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	case "watch":
+		s.watch(w, req, k, ns, q)
+	}
+}
+
+// refuse answers a write: the state is a recording.
+func (s *Server) refuse(w http.ResponseWriter, what string) {
+	s.mu.Lock()
+	step := s.step
+	s.mu.Unlock()
+	st := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusMethodNotAllowed,
+		Reason: metav1.StatusReasonMethodNotAllowed,
+		Message: fmt.Sprintf("%s: the state served is a recording (%s at step %d of %d), read-only: change the step with POST /ctrlbugs/step?n=<step>",
+			what, s.rec.ID, step, s.rec.Steps())}}
+	writeStatus(w, st)
+}
+
+// kinds lists the kinds served at revision rev: those the run's server
+// served by then. The caller holds mu.
+func (s *Server) kinds(rev int64) []*apiserver.Kind {
+	var out []*apiserver.Kind
+	for _, k := range s.rec.Server.Kinds() {
+		if k.ServedSince <= rev {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (s *Server) kindFor(ri *genericrequest.RequestInfo, rev int64) *apiserver.Kind {
+	for _, k := range s.kinds(rev) {
+		if k.GVK.Group == ri.APIGroup && k.GVK.Version == ri.APIVersion && k.Resource == ri.Resource {
+			return k
+		}
+	}
+	return nil
+}
+
+func (s *Server) nonResource(w http.ResponseWriter, req *http.Request, p string) {
+	accept := req.Header.Get("Accept")
+	switch {
+	case p == "version":
+		writeJSON(w, http.StatusOK, &version.Info{Major: "1", Minor: "36", GitVersion: "v1.36.4-ctrlbugs-inspect", Platform: "recording"})
+	case p == "healthz" || p == "livez" || p == "readyz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok")
+	case p == openAPIV3Prefix || strings.HasPrefix(p, openAPIV3Prefix+"/"):
+		s.mu.Lock()
+		out, err := s.openAPIV3(p)
+		s.mu.Unlock()
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+	case p == openAPIV2Path:
+		s.mu.Lock()
+		data, ct, code := s.openAPIV2(accept)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(code)
+		_, _ = w.Write(data)
+	default:
+		s.mu.Lock()
+		_, rev, _ := s.at()
+		out, ct, ok := s.discovery(p, accept, rev)
+		s.mu.Unlock()
+		if !ok {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, "404 page not found\n")
+			return
+		}
+		data, err := json.Marshal(out)
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = w.Write(data)
+	}
+}
+
+// listOpts are a list's or a watch's options as the handler reads them.
+func listOptions(q map[string][]string) (*metainternalversion.ListOptions, error) {
+	opts := &metainternalversion.ListOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if opts.LabelSelector != nil && opts.LabelSelector.Empty() {
+		opts.LabelSelector = nil
+	}
+	if opts.FieldSelector != nil && opts.FieldSelector.Empty() {
+		opts.FieldSelector = nil
+	}
+	return opts, nil
+}
+
+// renderList renders a list page as the client asked for it (Accept): a
+// Table, a PartialObjectMetadataList or the list. The caller holds mu.
+func (s *Server) renderList(k *apiserver.Kind, res *apiserver.ListResult, accept string, q map[string][]string, rev int64) (any, error) {
+	if wantsTable(accept) {
+		return s.table(k, res.Items, true, res, q, rev, true)
+	}
+	items := make([]any, 0, len(res.Items))
+	meta := strings.Contains(accept, "as=PartialObjectMetadataList")
+	for _, o := range res.Items {
+		if meta {
+			items = append(items, metadataOf(o))
+		} else {
+			items = append(items, o.Object)
+		}
+	}
+	md := map[string]any{"resourceVersion": res.RV}
+	if res.Continue != "" {
+		md["continue"] = res.Continue
+	}
+	if res.Remaining != nil {
+		md["remainingItemCount"] = *res.Remaining
+	}
+	if meta {
+		return map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList", "metadata": md, "items": items}, nil
+	}
+	return map[string]any{"apiVersion": k.GVK.GroupVersion().String(), "kind": k.GVK.Kind + "List", "metadata": md, "items": items}, nil
+}
+
+// render renders one object (a get) as the client asked for it.
+func (s *Server) render(k *apiserver.Kind, objs []*unstructured.Unstructured, _ bool, _ string, accept string, q map[string][]string, rev int64, headers bool) (any, error) {
+	o := objs[0]
+	switch {
+	case wantsTable(accept):
+		return s.table(k, objs, false, nil, q, rev, headers)
+	case strings.Contains(accept, "as=PartialObjectMetadata"):
+		return metadataOf(o), nil
+	}
+	return o.Object, nil
+}
+
+func wantsTable(accept string) bool { return strings.Contains(accept, "as=Table") }
+
+func metadataOf(u *unstructured.Unstructured) map[string]any {
+	return map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": u.Object["metadata"]}
+}
+
+// watch streams the kind's events from where the client starts, up to the
+// step served, and then, as the step advances, the events of the steps
+// it passes, in revision order.
+func (s *Server) watch(w http.ResponseWriter, req *http.Request, k *apiserver.Kind, ns string, q map[string][]string) {
+	lo, err := listOptions(q)
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeStatus(w, apierrors.NewInternalError(fmt.Errorf("streaming unsupported")))
+		return
+	}
+	accept := req.Header.Get("Accept")
+	ww := &watcher{s: s, k: k, ns: ns, ls: lo.LabelSelector, fs: lo.FieldSelector, q: q, accept: accept,
+		table: wantsTable(accept), meta: strings.Contains(accept, "as=PartialObjectMetadata"), bookmarks: lo.AllowWatchBookmarks}
+	var timeout <-chan time.Time
+	if lo.TimeoutSeconds != nil && *lo.TimeoutSeconds > 0 {
+		t := time.NewTimer(time.Duration(*lo.TimeoutSeconds) * time.Second)
+		defer t.Stop()
+		timeout = t.C
+	}
+	s.mu.Lock()
+	_, rev, changed := s.at()
+	initial := lo.SendInitialEvents != nil && *lo.SendInitialEvents
+	var first []watchEvent
+	pos := rev
+	switch rv := lo.ResourceVersion; {
+	case initial || rv == "" || rv == "0":
+		// kube-apiserver's watch from "now" (or with sendInitialEvents):
+		// synthetic ADDED events for the state, then what follows.
+		res, err := s.rec.Server.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector}, rev)
+		if err != nil {
+			s.mu.Unlock()
+			writeStatus(w, err)
+			return
+		}
+		for _, o := range res.Items {
+			first = append(first, watchEvent{typ: "ADDED", obj: o})
+		}
+		if initial {
+			first = append(first, watchEvent{typ: "BOOKMARK", bookmarkRV: rev, initialEnd: true})
+		}
+	default:
+		from, err := strconv.ParseInt(rv, 10, 64)
+		if err != nil {
+			s.mu.Unlock()
+			writeStatus(w, apierrors.NewBadRequest("resourceVersion "+rv+": "+err.Error()))
+			return
+		}
+		pos = from
+		if from < rev {
+			first, err = ww.events(from, rev)
+			if err != nil {
+				s.mu.Unlock()
+				writeStatus(w, err)
+				return
+			}
+			pos = rev
+		}
+	}
+	lines, err := ww.encode(first, rev)
+	s.mu.Unlock()
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Transfer-Encoding", "chunked")
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(lines); err != nil {
+		return
+	}
+	flusher.Flush()
+	for {
+		select {
+		case <-req.Context().Done():
+			return
+		case <-timeout:
+			return
+		case <-changed:
+		}
+		s.mu.Lock()
+		var now int64
+		_, now, changed = s.at()
+		if now < pos {
+			// The step went back: a watch cannot; it ends and the client
+			// lists again.
+			s.mu.Unlock()
+			return
+		}
+		evs, err := ww.events(pos, now)
+		if err == nil && ww.bookmarks {
+			evs = append(evs, watchEvent{typ: "BOOKMARK", bookmarkRV: now})
+		}
+		var lines []byte
+		if err == nil {
+			lines, err = ww.encode(evs, now)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			return
+		}
+		pos = now
+		if _, err := w.Write(lines); err != nil {
+			return
+		}
+		flusher.Flush()
+	}
+}
+
+type watchEvent struct {
+	typ        string
+	obj        *unstructured.Unstructured
+	rev        int64
+	bookmarkRV int64
+	initialEnd bool
+}
+
+type watcher struct {
+	s         *Server
+	k         *apiserver.Kind
+	ns        string
+	ls        labels.Selector
+	fs        fields.Selector
+	q         map[string][]string
+	accept    string
+	table     bool
+	meta      bool
+	bookmarks bool
+	sent      bool // a Table event with headers was sent
+}
+
+// events are the kind's events with from < rev <= to that the watch
+// selects, as kube-apiserver's watch cache sends them: an object that
+// starts to match is ADDED, one that stops matching DELETED. The caller
+// holds mu.
+func (ww *watcher) events(from, to int64) ([]watchEvent, error) {
+	var out []watchEvent
+	for _, ev := range ww.s.rec.Server.Store().Events(from, to) {
+		if ev.Key.GroupKind != ww.k.GVK.GroupKind() || (ww.ns != "" && ev.Key.Namespace != ww.ns) {
+			continue
+		}
+		now := ev.Type != store.Deleted && ww.matches(ev.Key, ev.Object, ev.Rev)
+		was := ev.Prev != nil && ww.matches(ev.Key, ev.Prev, ev.Rev-1)
+		switch {
+		case now && was:
+			out = append(out, watchEvent{typ: "MODIFIED", obj: ev.Object, rev: ev.Rev})
+		case now:
+			out = append(out, watchEvent{typ: "ADDED", obj: ev.Object, rev: ev.Rev})
+		case was:
+			obj := ev.Object
+			if ev.Type != store.Deleted {
+				obj = ev.Prev.DeepCopy()
+				obj.SetResourceVersion(strconv.FormatInt(ev.Rev, 10))
+			}
+			out = append(out, watchEvent{typ: "DELETED", obj: obj, rev: ev.Rev})
+		}
+	}
+	return out, nil
+}
+
+// matches says whether the watch's selectors select obj, the object key
+// names as of revision rev (field selectors are evaluated by the server's
+// own list, at that revision).
+func (ww *watcher) matches(key store.Key, obj *unstructured.Unstructured, rev int64) bool {
+	if ww.ls != nil && !ww.ls.Matches(labels.Set(obj.GetLabels())) {
+		return false
+	}
+	if ww.fs == nil {
+		return true
+	}
+	sel := fields.AndSelectors(ww.fs, fields.OneTermEqualSelector("metadata.name", key.Name))
+	res, err := ww.s.rec.Server.ListPage(ww.k.GVK, key.Namespace, apiserver.ListOptions{Fields: sel}, rev)
+	return err == nil && len(res.Items) > 0
+}
+
+// encode renders events as a watch stream's lines. The caller holds mu.
+func (ww *watcher) encode(evs []watchEvent, rev int64) ([]byte, error) {
+	var buf []byte
+	for _, ev := range evs {
+		var obj any
+		switch {
+		case ev.typ == "BOOKMARK":
+			md := map[string]any{"resourceVersion": strconv.FormatInt(ev.bookmarkRV, 10)}
+			if ev.initialEnd {
+				md["annotations"] = map[string]any{metav1.InitialEventsAnnotationKey: "true"}
+			}
+			obj = map[string]any{"apiVersion": ww.k.GVK.GroupVersion().String(), "kind": ww.k.GVK.Kind, "metadata": md}
+			if ww.table || ww.meta {
+				obj = map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": md}
+			}
+		case ww.table:
+			t, err := ww.s.table(ww.k, []*unstructured.Unstructured{ev.obj}, false, nil, ww.q, rev, !ww.sent)
+			if err != nil {
+				return nil, err
+			}
+			ww.sent = true
+			obj = t
+		case ww.meta:
+			obj = metadataOf(ev.obj)
+		default:
+			obj = ev.obj.Object
+		}
+		line, err := json.Marshal(map[string]any{"type": ev.typ, "object": obj})
+		if err != nil {
+			return nil, err
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	return buf, nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		writeStatus(w, apierrors.NewInternalError(err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+}
+
+func writeStatus(w http.ResponseWriter, err error) {
+	var st metav1.Status
+	if s, ok := err.(apierrors.APIStatus); ok {
+		st = s.Status()
+	} else {
+		st = apierrors.NewInternalError(err).Status()
+	}
+	st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
+	data, _ := json.Marshal(&st)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(int(st.Code))
+	_, _ = w.Write(data)
+}
+
+// sortedKinds returns ks sorted by group, version, resource.
+func sortedKinds(ks []*apiserver.Kind) []*apiserver.Kind {
+	ks = slices.Clone(ks)
+	slices.SortFunc(ks, func(a, b *apiserver.Kind) int {
+		return strings.Compare(a.GVK.Group+"/"+a.GVK.Version+"/"+a.Resource, b.GVK.Group+"/"+b.GVK.Version+"/"+b.Resource)
+	})
+	return ks
+}
