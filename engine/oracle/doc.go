@@ -158,18 +158,24 @@
 // ("status" or ""), time (a duration: virtual time since the run started)
 // and step (an int: the step the write was made in; a user action's, the
 // step before it). It has ext.Strings and ext.Bindings, and none of the
-// state helpers. As with state predicates, an absent field is an error:
-// observedGeneration never goes back is
+// state helpers. As with state predicates, an absent field is an error,
+// has() on a field of an absent map too (so guard each level: an object
+// without status fails the predicate with an error, not false):
+// observedGeneration never goes back, on every kind, is
 //
-//	old == null || new == null || !has(old.status.observedGeneration) ||
-//	  (has(new.status.observedGeneration) &&
+//	old == null || new == null || !has(old.status) ||
+//	  !has(old.status.observedGeneration) ||
+//	  (has(new.status) && has(new.status.observedGeneration) &&
 //	   new.status.observedGeneration >= old.status.observedGeneration)
 //
 // and, per condition matched by type,
 //
-//	old == null || new == null || !has(old.status.conditions) ||
-//	  old.status.conditions.all(o, !has(o.observedGeneration) ||
-//	    !has(new.status.conditions) || new.status.conditions.all(n,
-//	      n.type != o.type || (has(n.observedGeneration) &&
+//	old == null || new == null || !has(old.status) || !has(old.status.conditions) ||
+//	  old.status.conditions.all(o, !has(o.type) || !has(o.observedGeneration) ||
+//	    !has(new.status) || !has(new.status.conditions) || new.status.conditions.all(n,
+//	      !has(n.type) || n.type != o.type || (has(n.observedGeneration) &&
 //	        n.observedGeneration >= o.observedGeneration)))
+//
+// (the committed scenarios add writer == 'user' || in front: a user's
+// write is the scenario's, not a controller's).
 package oracle
