@@ -1,7 +1,8 @@
 # ctrlbugs: a corpus of real bugs in real Kubernetes controllers.
 #
 #   make reproduce FINDING=fluxcd-f1   replay one finding on the pinned upstream
-#   make test                          the engine's and the harnesses' tests
+#   make test                          unit tests, smoke tests, every scenario's reference run twice
+#   make explore-all [SHARD=i/n] [UPDATE=1]   every scenario's search in full against the digest
 #   make verify                        every finding and its control; the index
 #   make fidelity                      the engine against a real kube-apiserver
 #   make lint                          golangci-lint over the engine
@@ -13,6 +14,7 @@
 #   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all]   explore one scenario
 #   make mermaid-check                 render every finding's timeline with the real Mermaid
 #   make findings-index                regenerate BUG-FINDINGS.md
+#   make inspect FINDING=fluxcd-f2 [STEP=n] [PORT=n] | TRACE=file   serve a step of a trace to kubectl (read-only API server)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
@@ -37,18 +39,29 @@ QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' |
 RUNTMP := $(or $(TMPDIR),$(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm),/tmp)
 testbin = (.ci/testbin $(1) && cd projects/$(1) && TMPDIR=$(RUNTMP) ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: lint test test-engine test-projects reproduce verify record judge explore bump bump-revert bump-check findings-index check-finding mermaid-check
+.PHONY: lint test test-engine test-projects explore-all reproduce verify record judge explore bump bump-revert bump-check findings-index check-finding mermaid-check
 
 test: test-engine test-projects
 
 test-engine:
 	cd engine && go vet ./... && go test -count=1 ./...
 
+# The projects' tests run TestScenarios in its reference tier (the default
+# of CTRLBUGS_TIER): each scenario's reference run twice; the full searches
+# are explore-all's.
 test-projects:
 	@for p in $(PROJECTS); do \
 	  echo "== projects/$$p"; \
-	  (cd projects/$$p && go vet ./... && go test -count=1 -timeout 30m ./...) || exit 1; \
+	  (cd projects/$$p && go vet ./... && CTRLBUGS_TIER=reference go test -count=1 -timeout 30m ./...) || exit 1; \
 	done
+
+# Every committed scenario's search in full, compared with the committed
+# digest of their verdicts (scenarios/<project>.digest.json); SHARD=i/n runs
+# one share of the scenarios, UPDATE=1 rewrites the digest and prints what
+# changed, JOBS=n the number of shards run in parallel here (default: one
+# per CPU). See .ci/explore-all.
+explore-all:
+	@SHARD='$(SHARD)' UPDATE='$(UPDATE)' JOBS='$(JOBS)' .ci/explore-all
 
 check-finding:
 	@test -n "$(FINDING)" || { echo "usage: make $(MAKECMDGOALS) FINDING=<project>-<n> (e.g. fluxcd-f1)" >&2; exit 2; }
@@ -156,5 +169,35 @@ bump-revert:
 bump-check:
 	@cd engine && go run ./cmd/bump-check -root .. -project '$(PROJECT)' -module '$(MODULE)' \
 	  -versions '$(VERSIONS)' -max '$(or $(MAX),3)' -pre='$(or $(PRE),false)'
+
+# Replays a finding's recorded trace (or TRACE=file: any run of one of the
+# projects' scenarios, e.g. an exploration's failing run under out/explore/;
+# PROJECT=p when its scenario's name is not found) up to STEP (default: the
+# last step; 0: before the first) and serves that state on 127.0.0.1:PORT
+# (default: a free port) as a read-only Kubernetes API server, until Ctrl-C.
+# It writes out/inspect/<id>.kubeconfig and prints the export line; POST
+# /ctrlbugs/step?n=<step> (or a step number typed here) moves it (README,
+# "A finding's cluster, live"). The test binary runs without its timeout.
+.PHONY: inspect kubectl
+inspect:
+	@if [ -n "$(TRACE)" ]; then \
+	  test -f "$(TRACE)" || { echo "TRACE=$(TRACE): no such file" >&2; exit 2; }; \
+	  p='$(PROJECT)'; sc=$$(head -c 4096 "$(TRACE)" | sed -n '1s/.*"scenario":"\([^"]*\)".*/\1/p'); \
+	  test -n "$$p" || p=$$(grep -l -E "^  \"name\": *\"$$sc\"" scenarios/*/*.json 2>/dev/null | head -1 | cut -d/ -f2); \
+	  test -n "$$p" -a -d "projects/$$p" || { echo "TRACE=$(TRACE): no project's scenarios name its scenario \"$$sc\" (pass PROJECT=<project>)" >&2; exit 2; }; \
+	  env="CTRLBUGS_INSPECT_TRACE=$(abspath $(TRACE))"; \
+	elif [ -n "$(FINDING)" ]; then \
+	  p=$(firstword $(subst -, ,$(FINDING))); \
+	  test -f findings/$$p/$(FINDING).md || { echo "no finding $(FINDING): expected findings/$$p/$(FINDING).md" >&2; exit 2; }; \
+	  env="CTRLBUGS_INSPECT_FINDING=$(FINDING)"; \
+	else echo "usage: make inspect FINDING=<project>-<n> [STEP=n] [PORT=n]  or  make inspect TRACE=<file> [PROJECT=p] [STEP=n] [PORT=n]" >&2; exit 2; fi; \
+	mkdir -p out/inspect; export $$env CTRLBUGS_MODE=inspect CTRLBUGS_INSPECT_STEP='$(STEP)' CTRLBUGS_INSPECT_PORT='$(PORT)'; \
+	$(call testbin,$$p,-test.run 'TestFindings$$' -test.timeout 0) 2>&1 | grep --line-buffered -v -E '^(=== RUN|--- (PASS|FAIL)|PASS$$|FAIL$$|ok  |exit status)'
+
+# kubectl itself, built from k8s.io/kubectl at the version the engine links
+# (engine/inspect/kubectl, its own module), into out/tools/kubectl.
+kubectl: out/tools/kubectl
+out/tools/kubectl: engine/inspect/kubectl/go.mod engine/inspect/kubectl/main.go
+	@mkdir -p out/tools && cd engine/inspect/kubectl && GOWORK=off go build -o ../../../out/tools/kubectl .
 
 -include engine/fidelity/fidelity.mk

@@ -38,6 +38,13 @@ type Options struct {
 	// those whose number modulo Shards is Shard. Shards 0 or 1: everything.
 	// A DFS within one variant is one unit (its runs depend on each other).
 	Shard, Shards int
+	// Reference runs only the scenario's reference run: its first variant
+	// (the scenario as written, or its first placement or explored moment)
+	// with the default schedule, whatever the search mode (`make test`'s
+	// tier; engine/enginetest). A perturbation or action that does not
+	// apply in that one run is not an error: the whole search is held to
+	// that (checkApplied), not each of its runs.
+	Reference bool
 	// Plan, when set, is the scenario's variants as PlanVariants listed
 	// them in another bubble, with the same options but Variant, Replay
 	// and Mode; Variant must name one of them. Run does not list them again
@@ -137,6 +144,9 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 	if opts.Mode != "" {
 		mode = opts.Mode
 	}
+	if opts.Reference {
+		mode = scenario.SearchReference
+	}
 	out := &Outcome{Scenario: scn.Name, Mode: mode}
 	add := func(label string, r *explore.Result) {
 		ro := &RunOutcome{Label: label, FinalHash: r.FinalHash, Final: r.Final, Writes: r.Writes, Stop: r.Stop, Steps: r.Steps, Applied: r.Applied,
@@ -163,6 +173,9 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 	for _, v := range variants {
 		if opts.Variant != "" && v.label != opts.Variant {
 			continue
+		}
+		if opts.Reference && kept > 0 {
+			break
 		}
 		kept++
 		if mode != scenario.SearchRandom {
@@ -228,6 +241,9 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 			labels = append(labels, v.label)
 		}
 		return nil, fmt.Errorf("%s: no search variant %q (have: %s)", scn.File(), opts.Variant, strings.Join(labels, "; "))
+	}
+	if opts.Reference {
+		return out, nil
 	}
 	if err := checkApplied(scn, cfg, out); err != nil {
 		return nil, err

@@ -5,11 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctrlbugs/corpus/engine"
+	"github.com/ctrlbugs/corpus/engine/digest"
+	"github.com/ctrlbugs/corpus/engine/oracle"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -31,12 +36,73 @@ const (
 	EnvOut = "CTRLBUGS_OUT"
 )
 
-// Scenarios runs every scenario of project p (scenarios/<p.Name>/*.json
-// under the repository root) in its search mode, twice, and prints per run
-// the oracles' verdicts. A scenario is an exploration, not an assertion: the
-// test fails when a scenario cannot be run (bad input, harness error) or
-// when the two executions differ (nondeterminism, named by its first
-// differing step), never because an oracle fails.
+// Environment of the verification tiers (see Scenarios): `make test` runs
+// the reference tier, `make explore-all` the full one.
+const (
+	// EnvTier chooses what TestScenarios runs of each scenario:
+	// TierReference (the default) or TierFull.
+	EnvTier = "CTRLBUGS_TIER"
+	// EnvAllShard is "i/n": in the full tier, run only the scenarios whose
+	// index in the corpus's sorted list of scenario files
+	// (scenarios/*/*.json, every project's) is i modulo n, so n shards
+	// over any projects split the corpus without overlap.
+	EnvAllShard = "CTRLBUGS_ALL_SHARD"
+	// EnvDigest is a directory the full tier writes each scenario's
+	// digest to, as <dir>/<project>/<file> (engine/digest).
+	EnvDigest = "CTRLBUGS_DIGEST"
+	// EnvAllList names a file listing the corpus's scenario files, one
+	// path relative to the repository root a line, sorted: the list
+	// CTRLBUGS_ALL_SHARD shares out, taken once by `make explore-all` so
+	// a scenario added or removed while it runs moves no other scenario
+	// to another shard (default: scenarios/*/*.json as the test starts).
+	EnvAllList = "CTRLBUGS_ALL_LIST"
+)
+
+// Tiers of TestScenarios.
+const (
+	// TierReference runs each scenario's reference run twice and compares
+	// the two traces byte for byte: its first unit of work (its first
+	// placement or explored moment, if it has any) with the default
+	// schedule, whatever its search mode.
+	TierReference = "reference"
+	// TierFull runs each scenario's whole search once, prints its runs'
+	// verdicts and, with CTRLBUGS_DIGEST, writes its digest.
+	TierFull = "full"
+)
+
+// tier is the tier CTRLBUGS_TIER asks for.
+func tier() (string, error) {
+	switch t := os.Getenv(EnvTier); t {
+	case "", TierReference:
+		return TierReference, nil
+	case TierFull:
+		return TierFull, nil
+	default:
+		return "", fmt.Errorf("%s=%q: want %q or %q", EnvTier, t, TierReference, TierFull)
+	}
+}
+
+// referenceOptions run a scenario's reference run (engine.Options.Reference).
+func referenceOptions() engine.Options {
+	return engine.Options{Label: "scenario", Reference: true}
+}
+
+// Scenarios runs the scenarios of project p (scenarios/<p.Name>/*.json
+// under the repository root). A scenario is an exploration, not an
+// assertion: the test fails when a scenario cannot be run (bad input,
+// harness error) or its runs are not deterministic, never because an
+// oracle fails. What it runs of each is the tier CTRLBUGS_TIER names:
+//
+//   - reference (the default; `make test`): the scenario's reference run
+//     (its first unit of work with the default schedule), twice, failing
+//     when the two traces differ (named by their first differing step),
+//     and prints the run's verdicts;
+//   - full (`make explore-all`): the scenario's whole search in its mode,
+//     once, printing per run the oracles' verdicts and a summary line; with
+//     CTRLBUGS_DIGEST set it writes the scenario's digest there
+//     (engine/digest), which `make explore-all` compares with the
+//     committed one. CTRLBUGS_ALL_SHARD=i/n keeps the i-th of n shares of
+//     the corpus's scenarios.
 //
 // With CTRLBUGS_SCENARIO set (what `make explore` does) it runs that one
 // scenario once, optionally with another seed (CTRLBUGS_SEED) and one shard
@@ -55,6 +121,18 @@ func Scenarios(t *testing.T, p *engine.Project) {
 	paths, _ := filepath.Glob(filepath.Join(root, "scenarios", p.Name, "*.json"))
 	if len(paths) == 0 {
 		t.Fatalf("no scenarios under scenarios/%s", p.Name)
+	}
+	which, err := tier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if which == TierFull {
+		if paths, err = allShard(root, paths); err != nil {
+			t.Fatal(err)
+		}
+		if len(paths) == 0 {
+			return
+		}
 	}
 	// The scenarios share nothing: they are spread over processes, one
 	// per CPU (CTRLBUGS_JOBS), scenario i in shard i mod n (shard.go).
@@ -80,10 +158,25 @@ func Scenarios(t *testing.T, p *engine.Project) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if which == TierFull {
+				full(t, p, root, path, scn)
+				return
+			}
+			// The variants are listed once (for a searched placement, a run
+			// of the scenario without it) and the first runs twice from
+			// that listing, as a finding's variants do (plan.go).
+			o := referenceOptions()
+			l, problem := listVariants(t, scn, p, o)
+			if problem != "" {
+				t.Fatal(problem)
+			}
+			if labels := l.Labels(); len(labels) > 0 {
+				o.Variant = labels[0]
+			}
 			var first [][]byte
 			for pass := range 2 {
 				Bubble(t, scn.Search.Seed, func(t *testing.T) {
-					out, err := engine.Run(t.Context(), scn, p, engine.Options{Label: "scenario"})
+					out, err := engine.Run(t.Context(), scn, p, l.options(t, o))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -123,6 +216,135 @@ func Scenarios(t *testing.T, p *engine.Project) {
 			t.Errorf("scenario shard %d/%d failed: %v (its output is above)", kid.k, n, err)
 		}
 	}
+}
+
+// full runs scenario scn's whole search once (the full tier), prints its
+// runs' lines and a summary, and writes its digest to CTRLBUGS_DIGEST.
+func full(t *testing.T, p *engine.Project, root, path string, scn *scenario.Scenario) {
+	start := time.Now()
+	var d *digest.Scenario
+	Bubble(t, scn.Search.Seed, func(t *testing.T) {
+		out, err := engine.Run(t.Context(), scn, p, engine.Options{Label: "scenario"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range out.Runs {
+			fmt.Println(runLine(scn.Name, r))
+		}
+		d = Digest(filepath.Base(path), out)
+	})
+	if d == nil {
+		return
+	}
+	// The wall time (outside the bubble: inside, time is virtual) is for
+	// the log only; the digest does not keep it.
+	fmt.Printf("explore-all: %s/%s: %d runs, %d failing (%.1fs)\n", p.Name, d.File, d.Runs, d.Failing, time.Since(start).Seconds())
+	if dir := os.Getenv(EnvDigest); dir != "" {
+		file := filepath.Join(dir, p.Name, d.File)
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, d.Marshal(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Digest is what the digest keeps of a scenario's exploration: its runs,
+// failing runs and each run's oracle outcomes by label (a label that
+// repeats gets " #2", " #3", … in order).
+func Digest(file string, out *engine.Outcome) *digest.Scenario {
+	d := &digest.Scenario{File: file, Mode: out.Mode, Runs: len(out.Runs), Verdicts: []digest.Run{}}
+	if d.Mode == "" {
+		d.Mode = scenario.SearchReference
+	}
+	seen := map[string]int{}
+	for _, r := range out.Runs {
+		if r.Failed() {
+			d.Failing++
+		}
+		label := r.Label
+		if seen[label]++; seen[label] > 1 {
+			label = fmt.Sprintf("%s #%d", label, seen[r.Label])
+		}
+		run := digest.Run{Run: label, Oracles: map[string]string{}}
+		for _, v := range r.Verdicts {
+			name := v.Oracle
+			if name == "" {
+				name = v.Type
+			}
+			run.Oracles[name] = outcome(v)
+		}
+		d.Verdicts = append(d.Verdicts, run)
+	}
+	if out.Divergence != nil {
+		d.AcrossRuns = outcome(*out.Divergence)
+	}
+	return d
+}
+
+func outcome(v oracle.Verdict) string {
+	switch {
+	case v.Err != "":
+		return digest.Error
+	case v.Holds:
+		return digest.Holds
+	default:
+		return digest.Fails
+	}
+}
+
+// allShard keeps of paths (one project's scenarios) those in the share of
+// the corpus CTRLBUGS_ALL_SHARD names (all of them when it is unset).
+func allShard(root string, paths []string) ([]string, error) {
+	k, n, ok, err := parseShard(EnvAllShard)
+	if err != nil || !ok {
+		return paths, err
+	}
+	all, err := AllScenarios(root)
+	if err != nil {
+		return nil, err
+	}
+	if list := os.Getenv(EnvAllList); list != "" {
+		data, err := os.ReadFile(list)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvAllList, err)
+		}
+		all = nil
+		for _, l := range strings.Split(string(data), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				all = append(all, filepath.Join(root, l))
+			}
+		}
+	}
+	index := map[string]int{}
+	for i, f := range all {
+		index[f] = i
+	}
+	var kept []string
+	for _, path := range paths {
+		i, found := index[path]
+		if !found {
+			// Added after the list was taken: not this exploration's.
+			continue
+		}
+		if i%n == k {
+			kept = append(kept, path)
+		}
+	}
+	return kept, nil
+}
+
+// AllScenarios lists every scenario file of the corpus under root
+// (scenarios/<project>/*.json), sorted: the order CTRLBUGS_ALL_SHARD
+// shares them out in.
+func AllScenarios(root string) ([]string, error) {
+	all, err := filepath.Glob(filepath.Join(root, "scenarios", "*", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(all)
+	return all, nil
 }
 
 // runLine is what a run prints: its scenario, label, how it stopped and
