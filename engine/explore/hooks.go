@@ -170,6 +170,7 @@ func (h *hooks) record(op *ctrlsim.Op, f *flight) {
 	}
 	if op.IsWrite() && op.Err == nil {
 		t.Changed = changeOf(op.Written)
+		t.Managed = managedChangeOf(op.Written)
 	}
 	if op.Cached {
 		if rec.Views == nil {

@@ -123,6 +123,10 @@ func appendOp(b []byte, o *Op) []byte {
 		b = append(b, `,"changed":`...)
 		b = appendStrings(b, o.Changed)
 	}
+	if len(o.Managed) > 0 {
+		b = append(b, `,"managed":`...)
+		b = appendStrings(b, o.Managed)
+	}
 	return append(b, '}')
 }
 

@@ -126,6 +126,9 @@ func Timeline(t *Trace, maxSteps int) string {
 				for _, c := range o.Changed {
 					fmt.Fprintf(&b, "%9s         %s\n", "", c)
 				}
+				for _, m := range o.Managed {
+					fmt.Fprintf(&b, "%9s         managedFields %s\n", "", m)
+				}
 				for _, m := range marks.at(r.Step, writtenRV(o)) {
 					fmt.Fprintf(&b, "%9s         ^ %s at this write\n", "", m.text)
 				}

@@ -74,6 +74,11 @@ type Op struct {
 	// sha256:…", "metadata.finalizers=[…]", "-spec.suspend" for a removal),
 	// bounded in number and length.
 	Changed []string `json:"changed,omitempty"`
+	// Managed summarises how the write changed metadata.managedFields: a
+	// field manager entry ("manager (Operation[, subresource])") gained
+	// "+", lost "-" or whose fields changed "~", with the fields gained
+	// and lost; timestamp-only changes are left out.
+	Managed []string `json:"managed,omitempty"`
 }
 
 // Stale reports whether a cached read saw an older version than the server had.
