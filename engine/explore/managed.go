@@ -1,7 +1,6 @@
 package explore
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,7 +50,7 @@ func managedSets(u *unstructured.Unstructured) map[managerKey]*fieldpath.Set {
 		var set *fieldpath.Set
 		if e.FieldsV1 != nil {
 			s := &fieldpath.Set{}
-			if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err == nil {
+			if err := s.FromJSON(e.FieldsV1.GetRawReader()); err == nil {
 				set = s
 			}
 		}
