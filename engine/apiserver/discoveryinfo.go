@@ -10,12 +10,16 @@ type Subresource struct {
 }
 
 // Subresources lists the subresources the engine serves for k: status,
-// scale (autoscaling/v1 Scale), a Pod's eviction (policy/v1 Eviction) and a
-// Namespace's finalize, in kube-apiserver's discovery order. Other
-// subresources of built-in kinds (a Pod's log, exec, binding, …) are not
-// served.
+// scale (autoscaling/v1 Scale), a Pod's binding (core/v1 Binding, verbs
+// [create], as kube-apiserver's discovery lists pods/binding) and eviction
+// (policy/v1 Eviction) and a Namespace's finalize, in kube-apiserver's
+// discovery order. Other subresources of built-in kinds (a Pod's log, exec,
+// …) are not served.
 func (k *Kind) Subresources() []Subresource {
 	var out []Subresource
+	if k.GVK.Group == "" && k.GVK.Kind == "Pod" {
+		out = append(out, Subresource{Name: "binding", Kind: k.GVK.GroupVersion().WithKind("Binding"), Verbs: []string{"create"}})
+	}
 	if k.GVK.Group == "" && k.GVK.Kind == "Namespace" {
 		out = append(out, Subresource{Name: "finalize", Kind: k.GVK, Verbs: []string{"update"}})
 	}

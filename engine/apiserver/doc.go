@@ -105,6 +105,21 @@
 //     as kube-apiserver's eviction REST decides it (unready pods under a
 //     healthy budget, checkAndDecrement, 429 with the DisruptionBudget
 //     cause, the budget's status write).
+//   - binding (binding.go): pods/<name>/binding (a core/v1 Binding), as
+//     kube-apiserver's BindingREST.Create, assignPod and
+//     setPodNodeAndMetadata do it (pkg/registry/core/pod/storage/storage.go;
+//     unexported, restated around validation.ValidatePodBinding,
+//     podutil.UpdatePodCondition, storage.Preconditions and the storage
+//     error interpretation): the URL's name must be the body's (400),
+//     target validation fails with the 500 of an aggregate error, the
+//     binding's uid and resourceVersion are preconditions (409), a pod
+//     being deleted, already assigned or with scheduling gates is a 409 on
+//     pods/binding; nodeName set, nominatedNodeName cleared, annotations
+//     merged, labels copied (with the node's topology labels, the
+//     PodTopologyLabels admission plugin), PodScheduled True; written
+//     straight to storage (managed fields and generation unchanged); dry
+//     run; a 201 Success Status. Observers see a create of pods/binding.
+//     Fidelity: pod/binding*.
 //   - namespaces: the four namespaces kube-apiserver creates at start-up
 //     exist; a namespaced object can be created only in an existing namespace
 //     (404) whose phase is not Terminating (403 with a NamespaceTerminating
@@ -168,6 +183,18 @@
 //     it (fidelity cases create the account), and no Priority admission
 //     (spec.priority stays unset; fidelity: pod/create-defaults-and-status,
 //     pinned).
+//   - pods/binding (binding.go): the PodTopologyLabels admission plugin's
+//     node lookup reads the store (the real plugin reads an informer cache,
+//     which may not have a node created just before); the PodScheduled
+//     condition's lastTransitionTime is the engine's clock (UpdatePodCondition
+//     stamps the wall clock); a precondition failure's message names the
+//     storage key with the default "/registry" prefix; no admission but
+//     NamespaceLifecycle and PodTopologyLabels runs on a binding; the
+//     legacy namespaces/<ns>/bindings resource is not served (a scheduler
+//     binds through pods/binding). The feature gates BindingREST consults
+//     (ClearingNominatedNodeNameAfterBinding, PodTopologyLabelsAdmission)
+//     are read from the process's default feature gate, at kube-apiserver
+//     v1.36.3's defaults (both on).
 //   - Namespace status and finalize updates are not validated (phase against
 //     deletionTimestamp, finalizer names in spec.finalizers).
 //   - Graceful deletion periods (pods) are not modelled: an object without
@@ -201,7 +228,8 @@
 //     or whose watch cache has moved on, answers 410 where the engine
 //     streams (fidelity: watch/builtin-from-rv-1 pins where they agree).
 //   - Discovery (Kind.Verbs, Subresources) lists the subresources the engine
-//     serves (status, scale, a Pod's eviction, a Namespace's finalize), no
+//     serves (status, scale, a Pod's binding and eviction, a Namespace's
+//     finalize), no
 //     short names or categories, and a singular name that is the lowercase
 //     kind (fidelity: discovery/*).
 //   - A CRD whose schema changes re-decodes the kind's stored objects

@@ -86,6 +86,11 @@ var builtinKinds = []struct {
 	// a status subresource, no generation): Cluster API's Machine reconciler
 	// lists them before deleting a drained Node.
 	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}, "volumeattachments", false, true, false},
+	// CSINodes (pkg/registry/storage/csinode: cluster-scoped, no status
+	// subresource, no generation): Karpenter's state reads a Node's to
+	// learn its volume limits (state/statenode.go), NotFound until a
+	// kubelet's CSI plugins register.
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode"}, "csinodes", false, false, false},
 	{schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "customresourcedefinitions", false, true, true},
 }
 

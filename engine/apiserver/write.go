@@ -24,6 +24,9 @@ func (s *Server) Create(req Request, obj *unstructured.Unstructured) (*unstructu
 	if req.Subresource == "eviction" && k.GVK.GroupKind() == (schema.GroupKind{Kind: "Pod"}) {
 		return s.Evict(req, obj)
 	}
+	if req.Subresource == "binding" && k.GVK.GroupKind() == (schema.GroupKind{Kind: "Pod"}) {
+		return s.Bind(req, obj)
+	}
 	if req.Subresource != "" {
 		return nil, apierrors.NewMethodNotSupported(k.groupResource(), "create "+req.Subresource)
 	}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
@@ -25,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
@@ -47,7 +47,9 @@ import (
 //
 // What it serves: get, list (label and field selectors), create, update,
 // patch (JSON, merge, strategic merge, apply), delete and deletecollection
-// on main resources and on status and scale; PartialObjectMetadata(List)
+// on main resources and on status and scale; create on pods' eviction and
+// binding subresources (the body passed on as it came, with the request's
+// dryRun and fieldManager); PartialObjectMetadata(List)
 // responses when asked for; watch (see watch); discovery, aggregated
 // (apidiscovery.k8s.io/v2) when the client accepts it and legacy (/api,
 // /apis, each group version's resource list) otherwise, /version, and
@@ -228,8 +230,8 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 			return errStatus(invalidOptions("CreateOptions", errs))
 		}
 		want := gvk
-		if ri.Subresource == "eviction" {
-			want = policyv1.SchemeGroupVersion.WithKind("Eviction")
+		if k, ok := subResourceKinds[ri.Subresource]; ok {
+			want = k
 		}
 		u, err := decodeBody(in, want)
 		if err != nil {
@@ -239,7 +241,10 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 			u.SetNamespace(ri.Namespace)
 		}
 		if ri.Subresource != "" {
-			if err := t.c.SubResource(ri.Subresource).Create(ctx, obj(), u); err != nil {
+			// The body as it came: the server compares its name with the
+			// URL's (controller-runtime's client, not the handler, fills an
+			// empty one).
+			if _, err := t.c.createSubResource(ctx, obj(), ri.Subresource, u, &client.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager}); err != nil {
 				return errStatus(err)
 			}
 			return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess, Code: http.StatusCreated}, http.StatusCreated
@@ -514,11 +519,29 @@ func (t *restTransport) protobufToJSON(in []byte) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
+// decodeBody decodes a JSON request body whose kind must be gvk. As the
+// handlers' JSON decoder does (json.Serializer.Decode with the URL's kind
+// as the default; its gvkWithDefaults is unexported, restated), a body
+// without kind or apiVersion takes them from gvk.
 func decodeBody(in []byte, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(in); err != nil {
+	if err := utiljson.Unmarshal(in, &u.Object); err != nil || u.Object == nil {
+		if err == nil {
+			err = fmt.Errorf("not a JSON object")
+		}
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
 	}
+	actual := u.GroupVersionKind()
+	if actual.Kind == "" {
+		actual.Kind = gvk.Kind
+	}
+	if actual.Version == "" && actual.Group == "" {
+		actual.Group, actual.Version = gvk.Group, gvk.Version
+	}
+	if actual.Version == "" && actual.Group == gvk.Group {
+		actual.Version = gvk.Version
+	}
+	u.SetGroupVersionKind(actual)
 	if u.GroupVersionKind() != gvk {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %s, the URL names %s", u.GroupVersionKind(), gvk))
 	}

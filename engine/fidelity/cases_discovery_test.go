@@ -72,7 +72,7 @@ func discoveryFacts(o *Observation, prefix string, lists []*metav1.APIResourceLi
 }
 
 var discoveryWanted = []string{
-	"v1 configmaps", "v1 pods", "v1 pods/status", "v1 pods/eviction", "v1 namespaces", "v1 namespaces/status", "v1 namespaces/finalize",
+	"v1 configmaps", "v1 pods", "v1 pods/status", "v1 pods/binding", "v1 pods/eviction", "v1 namespaces", "v1 namespaces/status", "v1 namespaces/finalize",
 	"apps/v1 deployments", "apps/v1 deployments/status", "apps/v1 deployments/scale",
 	"fidelity.ctrlbugs.io/v1 widgets", "fidelity.ctrlbugs.io/v1 widgets/status", "fidelity.ctrlbugs.io/v1 gadgets",
 	"fidelity.ctrlbugs.io/v1 scalers", "fidelity.ctrlbugs.io/v1 scalers/status", "fidelity.ctrlbugs.io/v1 scalers/scale",

@@ -43,7 +43,9 @@ var caseSemantics = func() map[string][]string {
 			"cm/ssa-stale-rv", "cm/delete-preconditions", "widget/status-update-stale", "widget/update-stale-rv",
 			"widget/optimistic-lock-patch", "deploy/status-update-stale", "deploy/update-stale-and-empty-rv",
 			"widget/update-empty-rv", "gadget/update-empty-rv-and-noop", "lease/create-update-validation",
-			"lease/update-without-rv"},
+			"lease/update-without-rv",
+			// A binding's resourceVersion is a storage precondition.
+			"pod/binding-refused"},
 		"noopWrites": {"cm/update-noop", "cm/merge-patch-noop", "cm/ssa-noop", "widget/update-noop",
 			"gadget/update-empty-rv-and-noop",
 			// A body without the server's defaults (or allocated values) is
