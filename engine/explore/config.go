@@ -32,6 +32,13 @@ type Controller struct {
 	// ReconcileDuration is how long each Reconcile of the process's
 	// controllers takes on virtual time (ReconcileDuration); zero: none.
 	ReconcileDuration ReconcileDuration
+	// BaseContext decorates the process's context, from which Setup's,
+	// every Reconcile's and every runnable's context derive, as
+	// controller-runtime's manager.Options.BaseContext does for a main
+	// that puts values there (Karpenter's options: its controllers read
+	// them from every context and panic without them). It runs at each
+	// start of the process; nil: the context as the engine makes it.
+	BaseContext func(context.Context) context.Context
 }
 
 // ReconcileDuration is how long a Reconcile takes: Min when Max is not

@@ -76,7 +76,7 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 	if !w.bubble {
 		return nil
 	}
-	if f, ok := op.Actor.(*flight); ok {
+	if f, ok := op.Actor.(*flight); ok && f.runningOn(w) {
 		if op.IsWrite() {
 			f.compute(w.start)
 		}
@@ -164,6 +164,13 @@ func (w *world) releaseGated() bool {
 		close(g.release)
 		synctest.Wait()
 	}
+}
+
+// stopped reports whether the run has ended (the gate is closed).
+func (w *world) stopped() bool {
+	w.gate.mu.Lock()
+	defer w.gate.mu.Unlock()
+	return w.gate.closed
 }
 
 // closeGate fails every waiting call and every later one: the run ended.

@@ -1,7 +1,9 @@
 package explore
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,6 +37,11 @@ func (h *hooks) current() *ctrl {
 // outside any reconcile.
 func (h *hooks) flightOf(op *ctrlsim.Op) *flight {
 	if f, ok := op.Actor.(*flight); ok && f.c.proc == h.p {
+		if !f.runningOn(h.w) {
+			// A goroutine the Reconcile started, with its context:
+			// outside any reconcile (flight.runningOn).
+			return nil
+		}
 		return f
 	}
 	if c := h.current(); c != nil {
@@ -88,6 +95,11 @@ func (h *hooks) Delivering(gk schema.GroupKind, ev store.Event) bool {
 }
 
 func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
+	if h.w.stopped() {
+		// A Reconcile still blocked when the run stopped, let run out
+		// (drainFlights): nothing it does reaches the store.
+		return errStopped
+	}
 	p := h.p
 	f := h.flightOf(op)
 	if p.crashed || h.gen != p.gen || (f != nil && f.orphan) {
@@ -153,7 +165,13 @@ func (h *hooks) record(op *ctrlsim.Op, f *flight) {
 		// notes between steps.
 		if op.IsWrite() && op.Err == nil && len(op.Written) > 0 && (w.curCtrl == nil || w.curCtrl.fl != nil && w.curCtrl.fl.external) {
 			w.kickLoop()
-			w.note(fmt.Sprintf("%s (outside a reconcile) %s %s %s: %s", h.p.spec.Name, op.Verb, kindString(op.GVK), keyString(op.Namespace, op.Name), strings.Join(changeOf(op.Written), ", ")))
+			who := h.p.spec.Name + " (outside a reconcile)"
+			if af, ok := op.Actor.(*flight); ok && af.c.proc == h.p {
+				// A goroutine a Reconcile started, with its context
+				// (flight.runningOn): say whose.
+				who = fmt.Sprintf("%s (a goroutine started by its reconcile of %q, step %d)", af.c.name, af.req.String(), af.first)
+			}
+			w.note(fmt.Sprintf("%s %s %s %s: %s", who, op.Verb, kindString(op.GVK), keyString(op.Namespace, op.Name), strings.Join(changeOf(op.Written), ", ")))
 		}
 		return
 	}
@@ -198,7 +216,24 @@ func (h *hooks) Event(ev ctrlsim.Event) {
 	if rec == nil {
 		return
 	}
-	rec.Events = append(rec.Events, trace.Event{T: fmtDur(w.now()), Object: ev.Object, Type: ev.Type, Reason: ev.Reason, Message: ev.Message})
+	e := trace.Event{T: fmtDur(w.now()), Object: ev.Object, Type: ev.Type, Reason: ev.Reason, Message: ev.Message}
+	// Events of one instant of a step are kept in a canonical order
+	// (object, reason, type, message), not the order they were emitted:
+	// upstream emits them as it ranges over its own maps (Karpenter's
+	// disruption controller, one event per candidate node), an order Go
+	// randomizes per run; nothing reads them back (ctrlsim's recorder
+	// writes no Event objects), so their order within an instant carries
+	// no information.
+	i := len(rec.Events)
+	for i > 0 && rec.Events[i-1].T == e.T && eventLess(e, rec.Events[i-1]) {
+		i--
+	}
+	rec.Events = slices.Insert(rec.Events, i, e)
+}
+
+func eventLess(a, b trace.Event) bool {
+	return cmp.Or(strings.Compare(a.Object, b.Object), strings.Compare(a.Reason, b.Reason),
+		strings.Compare(a.Type, b.Type), strings.Compare(a.Message, b.Message)) < 0
 }
 
 // storeKeyString names an op's object as store.Key.String does.

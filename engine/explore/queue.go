@@ -36,6 +36,7 @@ func newQueue(w *world, controller string, rl workqueue.TypedRateLimiter[reconci
 }
 
 func (q *queue) Add(item reconcile.Request) {
+	q.w.syncAdd(q, item)
 	if q.shutdown || q.dirty[item] {
 		return
 	}

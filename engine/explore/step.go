@@ -59,6 +59,37 @@ type flight struct {
 	stack    string
 }
 
+// returned reports whether the Reconcile has returned. A goroutine it
+// started may still call with its context afterwards (Karpenter's kwok
+// provider creates the Node from a goroutine that outlives the
+// Reconcile): such a call belongs to no step and waits at the gate as any
+// other goroutine's does.
+func (f *flight) returned() bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// runningOn reports whether f is still running and the calling goroutine
+// is its own. A goroutine the Reconcile started (workqueue.ParallelizeUntil's
+// workers, Karpenter's kwok provider creating a Node) carries its context
+// but is not the step: its calls wait at the gate and, when released, are
+// the process's calls outside any reconcile. Outside a bubble nothing runs
+// concurrently and the context decides.
+func (f *flight) runningOn(w *world) bool {
+	if f.returned() {
+		return false
+	}
+	if !w.bubble {
+		return true
+	}
+	g, ok := w.flightGs.Load(goid())
+	return ok && g.(*flight) == f
+}
+
 // call runs the Reconcile, catching panics (the injected crash among them).
 func (f *flight) call(w *world) {
 	// Only a bubble has sync points to tell this goroutine apart at

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strconv"
 
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 )
 
@@ -59,4 +61,27 @@ func goid() uint64 {
 		panic("explore: cannot read the goroutine id from runtime.Stack: " + err.Error())
 	}
 	return id
+}
+
+// syncAdd makes an Add to a controller's queue from a goroutine that is
+// neither the loop's nor a running Reconcile's a sync point: a
+// controller-runtime source.Channel's distributor (Karpenter's singletons
+// and its disruption and eviction queues, fed by other Reconciles), or a
+// client-go informer's handler over the REST seam. Such an Add waits at
+// the gate keyed by the queue and item and is released at a quiescent
+// point in key order, so which item a queue holds first no longer depends
+// on when the scheduler ran that goroutine (and the queue, which has no
+// lock, is never touched while the loop or a step is).
+func (w *world) syncAdd(q *queue, item reconcile.Request) {
+	if !w.bubble {
+		return
+	}
+	g := goid()
+	if g == w.loopG {
+		return
+	}
+	if _, ok := w.flightGs.Load(g); ok {
+		return
+	}
+	_ = w.wait(&gated{key: "sync add " + q.controller + " " + item.String(), sync: true, release: make(chan struct{})})
 }
