@@ -576,7 +576,7 @@ func (w *world) startRunnable(p *proc, r manager.Runnable) {
 
 // stopProcesses stops what the run's processes started: their contexts
 // (runnables, channel sources, client-go informers) and the watch streams
-// served to them, then waits for their goroutines to finish.
+// served to them, then waits for their goroutines to finish (drainFlights).
 func (w *world) stopProcesses() {
 	for _, p := range w.procs {
 		if p.cancel != nil {
@@ -603,9 +603,13 @@ const drainLimit = 10 * time.Minute
 // Reconcile that waits on a timer and not on its context (Karpenter's
 // provisioner blocks in Batcher.Wait, provisioning/batcher.go:81-119,
 // which selects on timers only) would otherwise keep the bubble from
-// ending. Their calls fail (the gate is closed) and their results go
-// nowhere; nothing of this is in the trace. A Reconcile still blocked
-// after drainLimit stays, and the bubble's leftover check names it.
+// ending. Their calls fail (the gate is closed; BeforeCall refuses) and
+// their results go nowhere; nothing of this is in the trace. Time moves
+// on only while such a Reconcile is blocked (a later run of a search in
+// the same bubble starts that much later). A Reconcile still blocked after
+// drainLimit stays, and the bubble's leftover check names it; so does any
+// other goroutine upstream left sleeping (a project declares those it
+// knows as Project.Immortal).
 func (w *world) drainFlights() {
 	end := time.Now().Add(drainLimit)
 	for time.Now().Before(end) {
