@@ -25,6 +25,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -157,16 +158,26 @@ func run(ctx context.Context, c config) ([]check, error) {
 		versions := explicit
 		if versions == nil {
 			listed, err := goList(ctx, dir, "-m", "-versions", module)
-			if err != nil {
-				fail("the served versions: %v", err)
-				continue
+			var served []string
+			if err == nil {
+				served = strings.Fields(listed)
+				if len(served) == 0 {
+					fail("go list -m -versions %s printed nothing", module)
+					continue
+				}
+				served = served[1:] // the first field is the module path
 			}
-			served := strings.Fields(listed)
-			if len(served) == 0 {
-				fail("go list -m -versions %s printed nothing", module)
-				continue
+			if err != nil || len(served) == 0 {
+				// The registry lists no version of the module (it may
+				// still serve exact ones): ask for the likely next ones.
+				probed, perr := probe(ctx, dir, module, pinned)
+				if perr != nil {
+					fail("the served versions: the registry lists none (%v), and probing failed: %v", err, perr)
+					continue
+				}
+				fmt.Fprintf(c.stdout, "%s %s: the registry lists no versions; probed the next patches and minors after %s: served %s\n", p, module, pinned, orNone(probed))
+				served = probed
 			}
-			served = served[1:] // the first field is the module path
 			if versions, err = newerReleases(served, pinned, c.pre, c.max); err != nil {
 				fail("%v", err)
 				continue
@@ -291,6 +302,34 @@ func selectProjects(root, only string) ([]string, error) {
 		out = append(out, filepath.Base(filepath.Dir(p)))
 	}
 	return out, nil
+}
+
+// probe asks the registry for each of probeCandidates(pinned) with `go mod
+// download` (in dir: it only reads the module cache and the registry) and
+// returns those it serves. A refusal (not served) is an answer; only a
+// failure to run the go command is an error.
+func probe(ctx context.Context, dir, module, pinned string) ([]string, error) {
+	cands, err := probeCandidates(pinned)
+	if err != nil {
+		return nil, err
+	}
+	var served []string
+	for _, v := range cands {
+		cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", module+"@"+v)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		var info struct{ Version, Error string }
+		if jerr := json.Unmarshal(out, &info); jerr != nil {
+			if err != nil {
+				return nil, fmt.Errorf("go mod download %s@%s: %v", module, v, err)
+			}
+			return nil, fmt.Errorf("go mod download %s@%s: %v", module, v, jerr)
+		}
+		if info.Error == "" && info.Version == v {
+			served = append(served, v)
+		}
+	}
+	return served, nil
 }
 
 // goList runs `go list` in dir (in the real tree: it only reads).

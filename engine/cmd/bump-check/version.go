@@ -80,3 +80,30 @@ func explicitVersions(s string) ([]string, error) {
 	}
 	return fields, nil
 }
+
+// probeCandidates are the versions bump-check asks the registry for, one
+// by one, when it lists none for a module (some registries serve exact
+// versions without a list): the next four patches of the pinned minor
+// release and the first four patches of the next two minors, oldest
+// first. Pre-releases and majors are not guessed.
+func probeCandidates(pinned string) ([]string, error) {
+	pv, err := parseVersion(pinned)
+	if err != nil {
+		return nil, fmt.Errorf("pinned %w", err)
+	}
+	var major, minor, patch int
+	full, _, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(pv.raw, "v"), semver.Build(pv.raw)), "-")
+	if _, err := fmt.Sscanf(full, "%d.%d.%d", &major, &minor, &patch); err != nil {
+		return nil, fmt.Errorf("pinned %s: %v", pinned, err)
+	}
+	var out []string
+	for p := patch + 1; p <= patch+4; p++ {
+		out = append(out, fmt.Sprintf("v%d.%d.%d", major, minor, p))
+	}
+	for m := minor + 1; m <= minor+2; m++ {
+		for p := 0; p < 4; p++ {
+			out = append(out, fmt.Sprintf("v%d.%d.%d", major, m, p))
+		}
+	}
+	return out, nil
+}

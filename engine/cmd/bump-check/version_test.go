@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -103,5 +104,29 @@ func TestExplicitVersions(t *testing.T) {
 		if !tt.wantErr && !slices.Equal(got, tt.want) {
 			t.Errorf("explicitVersions(%q) = %v, want %v", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestProbeCandidates(t *testing.T) {
+	tests := []struct {
+		pinned  string
+		want    string
+		wantErr bool
+	}{
+		{"v2.4.0", "v2.4.1 v2.4.2 v2.4.3 v2.4.4 v2.5.0 v2.5.1 v2.5.2 v2.5.3 v2.6.0 v2.6.1 v2.6.2 v2.6.3", false},
+		{"v1.9.3+incompatible", "v1.9.4 v1.9.5 v1.9.6 v1.9.7 v1.10.0 v1.10.1 v1.10.2 v1.10.3 v1.11.0 v1.11.1 v1.11.2 v1.11.3", false},
+		{"v0.9.4-rc.1", "v0.9.5 v0.9.6 v0.9.7 v0.9.8 v0.10.0 v0.10.1 v0.10.2 v0.10.3 v0.11.0 v0.11.1 v0.11.2 v0.11.3", false},
+		{"2.4.0", "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pinned, func(t *testing.T) {
+			got, err := probeCandidates(tc.pinned)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if g := strings.Join(got, " "); g != tc.want {
+				t.Errorf("got %q, want %q", g, tc.want)
+			}
+		})
 	}
 }
