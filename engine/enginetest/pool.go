@@ -194,7 +194,7 @@ func (h *helper) collect(labels []string, results []*variantResult) error {
 
 // stop ends every helper; for a pool that is not run (the parent could
 // not list the variants, or the finding's search is not one variant per
-// run). After run it does nothing.
+// run). After run, or a first stop, it does nothing.
 func (p *pool) stop() {
 	if p == nil || p.board == nil {
 		return
@@ -205,6 +205,10 @@ func (p *pool) stop() {
 		_ = h.cmd.Wait()
 	}
 	p.board.close()
+	// Stopped: a second stop (allVariants stops the pool it used, and
+	// runFinding's deferred stop follows) does nothing, rather than retire
+	// helpers on the unmapped board.
+	p.board, p.kids = nil, nil
 }
 
 // serveVariants is a helper process (CTRLBUGS_MODE=variants): it lists the
