@@ -7,6 +7,7 @@
 #   make fidelity                      the engine against a real kube-apiserver
 #   make lint                          golangci-lint over the engine
 #   make record FINDING=id             (re)record a finding's trace
+#   make record-release FINDING=id     (re)record its traces on the other releases it lists
 #   make judge TRACE=file              judge a stored trace again from its records
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
 #   make bump-revert PROJECT=fluxcd    put a project's go.mod and go.sum back as committed
@@ -39,7 +40,7 @@ QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' |
 RUNTMP := $(or $(TMPDIR),$(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm),/tmp)
 testbin = (.ci/testbin $(1) && cd projects/$(1) && TMPDIR=$(RUNTMP) ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: lint test test-engine test-projects explore-all reproduce verify record judge explore bump bump-revert bump-check findings-index check-finding mermaid-check
+.PHONY: lint test test-engine test-projects explore-all reproduce verify record record-release judge explore bump bump-revert bump-check findings-index check-finding mermaid-check
 
 test: test-engine test-projects
 
@@ -90,7 +91,15 @@ record: check-finding
 	@p=$(firstword $(subst -, ,$(FINDING))); \
 	mkdir -p out; (export CTRLBUGS_MODE=record; $(call testbin,$$p,-test.run 'TestFindings/$(FINDING)$$') 2>&1) | $(QUIET)
 
-# Every finding: replay + control run, one line each; then the index check.
+# Records a finding's traces on the other releases it lists (front matter
+# releases:), each in a scratch build of the project at that release.
+record-release: check-finding
+	cd engine && go run ./cmd/release-verify -root .. -record -finding $(FINDING)
+
+# Every finding: replay + control run, one line each; each finding that
+# lists other releases of its upstream, on each of them (release-verify:
+# a scratch build per project release, projects/<p>/releases.json); then
+# the index check.
 verify:
 	@fail=0; for p in $(PROJECTS); do \
 	  out=$$(mktemp); \
@@ -99,6 +108,7 @@ verify:
 	  if [ $$fail = 1 ]; then grep -v -E '^(=== RUN|--- PASS)' $$out >&2; fi; \
 	  rm -f $$out; \
 	done; \
+	(cd engine && go run ./cmd/release-verify -root ..) || fail=1; \
 	(cd engine && go run ./cmd/trace-judge $(addprefix ../,$(wildcard findings/*/*.trace.jsonl)) >/dev/null && echo "every recorded verdict follows from its trace's records (trace-judge)") || fail=1; \
 	cd engine && go run ./cmd/findings-index -root .. -check || fail=1; \
 	if [ $$fail = 1 ]; then echo "verify: FAILED" >&2; exit 1; fi; echo "verify: all findings as recorded"

@@ -86,9 +86,26 @@ func Findings(t *testing.T, p *engine.Project) {
 			t.Error(e)
 		}})
 	}
+	release := os.Getenv(envRelease)
 	for _, f := range all {
 		if f.Project != p.Name {
 			continue
+		}
+		if release != "" {
+			// A release run (engine/cmd/release-verify): only the findings
+			// that list the release, each as it claims to be there.
+			rf, err := onRelease(f, p, release)
+			if rf == nil && err == nil {
+				continue
+			}
+			if err != nil {
+				entries = append(entries, entry{f.ID, func(t *testing.T) {
+					fmt.Printf("%s: HARNESS-BROKEN %v\n", f.ID, err)
+					t.Error(err)
+				}})
+				continue
+			}
+			f = rf
 		}
 		entries = append(entries, entry{f.ID, func(t *testing.T) { runFinding(t, p, f, mode) }})
 	}
@@ -347,6 +364,34 @@ func replay(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.
 
 func opts(r finding.Run) engine.Options {
 	return engine.Options{Label: r.Label, DropPerturbations: r.DropPerturbations, DropActions: r.DropActions, Ablations: r.Ablations, Variant: r.Variant}
+}
+
+// envRelease names the upstream release a test binary was built at, for a
+// release run (engine/cmd/release-verify sets it in its scratch build).
+const envRelease = "CTRLBUGS_RELEASE"
+
+// onRelease returns f as it claims to be on release (finding.Release): its
+// trace and expected verdict there, the control opposite, no also runs, the
+// status that verdict means; nil if f does not list the release. It is an
+// error if the project was not built at that release.
+func onRelease(f *finding.Finding, p *engine.Project, release string) (*finding.Finding, error) {
+	i := slices.IndexFunc(f.Releases, func(r finding.Release) bool { return r.Version == release })
+	if i < 0 {
+		return nil, nil
+	}
+	r := f.Releases[i]
+	module, _, _ := strings.Cut(f.Upstream, "@")
+	if got := p.Upstream[module]; got != release {
+		return nil, fmt.Errorf("%s: releases[%d]: the test binary was built with %s@%s, not %s (%s=%s)", f.Path, i, module, got, release, envRelease, release)
+	}
+	c := *f
+	c.Upstream = module + "@" + release
+	c.Trace = r.Trace
+	c.Also = nil
+	c.Primary.Expect = r.Expect
+	c.Control.Expect = map[string]string{"fails": "holds", "holds": "fails"}[r.Expect]
+	c.Status = map[string]string{"fails": finding.Reproduces, "holds": finding.Refuted}[r.Expect]
+	return &c, nil
 }
 
 func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string) {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/mod/semver"
+
 	"sigs.k8s.io/yaml"
 )
 
@@ -96,11 +98,30 @@ type Finding struct {
 	// With "expect: fails", some run of the scenario's search must fail
 	// (the named variant, if any); with "holds", every run must hold.
 	Also []Run `json:"also,omitempty"`
+	// Releases are other releases of the upstream the finding is verified
+	// on, besides the pin (the release a claim was made against, the one
+	// a fix first shipped in): the project's releases.json says how each
+	// is built; make verify replays each one's own recorded trace there
+	// and runs the control (engine/cmd/release-verify).
+	Releases []Release `json:"releases,omitempty"`
 
 	// Path is the Markdown file; Root the repository root it is relative to.
 	Path string `json:"-"`
 	Root string `json:"-"`
 	Body string `json:"-"`
+}
+
+// Release is the finding on another release of its upstream.
+type Release struct {
+	// Version is the upstream module's version ("v2.2.1"); the project's
+	// releases.json must describe how to build it.
+	Version string `json:"version"`
+	// Expect is the primary oracle's verdict there: "holds" or "fails".
+	// The control run must give the opposite answer there too.
+	Expect string `json:"expect"`
+	// Trace is the run recorded on that release, relative to the
+	// repository root.
+	Trace string `json:"trace"`
 }
 
 // Error is a problem with one finding file. Every error of this package is
@@ -235,6 +256,26 @@ func Load(root, path string) (*Finding, error) {
 			return nil, fail(field+".scenario", "%v", err)
 		}
 		labels[r.Label] = true
+	}
+	seen := map[string]bool{}
+	for i, r := range f.Releases {
+		field := fmt.Sprintf("releases[%d]", i)
+		pin := f.Upstream[strings.LastIndex(f.Upstream, "@")+1:]
+		switch {
+		case !semver.IsValid(r.Version):
+			return nil, fail(field+".version", "%q is not a module version (vMAJOR.MINOR.PATCH)", r.Version)
+		case r.Version == pin:
+			return nil, fail(field+".version", "%s is the pin (upstream: %s): the finding's own runs cover it", r.Version, f.Upstream)
+		case seen[r.Version]:
+			return nil, fail(field+".version", "%s is listed twice", r.Version)
+		case r.Expect != "holds" && r.Expect != "fails":
+			return nil, fail(field+".expect", "%q: want holds or fails", r.Expect)
+		case r.Trace == "":
+			return nil, fail(field+".trace", "required: the run recorded on that release, relative to the repository root")
+		case r.Trace == f.Trace:
+			return nil, fail(field+".trace", "%s is the pin's trace: each release has its own", r.Trace)
+		}
+		seen[r.Version] = true
 	}
 	if f.Primary.Expect == f.Control.Expect {
 		return nil, fail("control.expect", "must be the opposite of primary.expect: a finding's two runs give its oracle opposite answers")

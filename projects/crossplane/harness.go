@@ -26,7 +26,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource/unstructured"
 
-	"github.com/crossplane/crossplane/apis/v2"
 	"github.com/crossplane/crossplane/v2/internal/circuit"
 	"github.com/crossplane/crossplane/v2/internal/controller/apiextensions/composition"
 	apiextensionscontroller "github.com/crossplane/crossplane/v2/internal/controller/apiextensions/controller"
@@ -79,7 +78,7 @@ func Scheme() (*runtime.Scheme, error) {
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, authv1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme,
 		coordinationv1.AddToScheme, extv1.AddToScheme, extv1beta1.AddToScheme, admv1.AddToScheme,
-		apis.AddToScheme,
+		addAPIsToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -223,8 +222,8 @@ func Setup(ctx context.Context, mgr *ctrlsim.Manager, fns FunctionRunner) error 
 		CircuitBreakerBurst:      defaultCircuitBreakerBurst,
 		CircuitBreakerRefillRate: defaultCircuitBreakerRefillRate,
 		CircuitBreakerCooldown:   defaultCircuitBreakerCooldown,
-		MinPollInterval:          defaultMinPollInterval,
 	}
+	setMinPollInterval(&ao)
 
 	// apiextensions.Setup (internal/controller/apiextensions/apiextensions.go:32-55),
 	// in its order, minus managed and activationpolicy.

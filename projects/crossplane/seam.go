@@ -16,7 +16,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
-	v1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	apiextensionscontroller "github.com/crossplane/crossplane/v2/internal/controller/apiextensions/controller"
 	"github.com/crossplane/crossplane/v2/internal/controller/apiextensions/definition"
 	"github.com/crossplane/crossplane/v2/internal/controller/apiextensions/offered"
@@ -143,7 +142,7 @@ func (h *heldController) Start(ctx context.Context) error {
 // NewControllerFn only from its caller's options, so Setup itself leaves no
 // way to route the XR controllers to the engine's manager.
 func setupDefinition(mgr ctrl.Manager, o apiextensionscontroller.Options, ce definition.ControllerEngine) error {
-	name := "defined/" + strings.ToLower(v1.CompositeResourceDefinitionGroupKind)
+	name := "defined/" + strings.ToLower(xrdGroupKind)
 
 	r := definition.NewReconciler(definition.NewClientApplicator(mgr.GetClient()),
 		definition.WithLogger(o.Logger.WithValues("controller", name)),
@@ -153,7 +152,7 @@ func setupDefinition(mgr ctrl.Manager, o apiextensionscontroller.Options, ce def
 
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		For(&v1.CompositeResourceDefinition{}).
+		For(&compositeResourceDefinition{}).
 		//nolint:staticcheck // as upstream
 		Owns(&extv1.CustomResourceDefinition{}, builder.WithPredicates(resource.NewPredicates(definition.IsCompositeResourceCRD()))).
 		WithOptions(o.ForControllerRuntime()).
@@ -164,7 +163,7 @@ func setupDefinition(mgr ctrl.Manager, o apiextensionscontroller.Options, ce def
 // (internal/controller/apiextensions/offered/reconciler.go:148-165 at
 // v2.4.0), with the seam as its ControllerEngine, for the same reason.
 func setupOffered(mgr ctrl.Manager, o apiextensionscontroller.Options, ce offered.ControllerEngine) error {
-	name := "offered/" + strings.ToLower(v1.CompositeResourceDefinitionGroupKind)
+	name := "offered/" + strings.ToLower(xrdGroupKind)
 
 	r := offered.NewReconciler(offered.NewClientApplicator(mgr.GetClient()),
 		offered.WithLogger(o.Logger.WithValues("controller", name)),
@@ -175,7 +174,7 @@ func setupOffered(mgr ctrl.Manager, o apiextensionscontroller.Options, ce offere
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		//nolint:staticcheck // as upstream
-		For(&v1.CompositeResourceDefinition{}, builder.WithPredicates(resource.NewPredicates(offered.OffersClaim()))).
+		For(&compositeResourceDefinition{}, builder.WithPredicates(resource.NewPredicates(offered.OffersClaim()))).
 		//nolint:staticcheck // as upstream
 		Owns(&extv1.CustomResourceDefinition{}, builder.WithPredicates(resource.NewPredicates(offered.IsClaimCRD()))).
 		WithOptions(o.ForControllerRuntime()).

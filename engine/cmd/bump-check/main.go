@@ -39,6 +39,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	repocopy "github.com/ctrlbugs/corpus/engine/internal/scratch"
+
 	"github.com/ctrlbugs/corpus/engine/finding"
 	"github.com/ctrlbugs/corpus/engine/internal/upstream"
 )
@@ -110,7 +112,7 @@ func run(ctx context.Context, c config) ([]check, error) {
 			fmt.Fprintf(os.Stderr, "bump-check: skipping %s\n", b.Error())
 		}
 	}
-	files, err := repoFiles(root)
+	files, err := repocopy.RepoFiles(root)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +227,7 @@ func bump(ctx context.Context, scratch, root string, files []string, logs, proje
 		return ch
 	}
 	defer os.RemoveAll(dir)
-	if err := copyTree(root, dir, files); err != nil {
+	if err := repocopy.CopyTree(root, dir, files); err != nil {
 		ch.note, ch.failed = "scratch copy: "+err.Error(), true
 		return ch
 	}

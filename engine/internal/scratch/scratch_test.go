@@ -1,4 +1,4 @@
-package main
+package scratch
 
 import (
 	"os"
@@ -49,12 +49,12 @@ func TestScratchCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	files, err := repoFiles(src)
+	files, err := RepoFiles(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dst := t.TempDir()
-	if err := copyTree(src, dst, files); err != nil {
+	if err := CopyTree(src, dst, files); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

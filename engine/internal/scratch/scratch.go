@@ -1,4 +1,6 @@
-package main
+// Package scratch makes scratch copies of the repository (what
+// cmd/bump-check and cmd/release-verify build and test other releases in).
+package scratch
 
 import (
 	"bytes"
@@ -10,10 +12,10 @@ import (
 	"strings"
 )
 
-// repoFiles lists the files a scratch copy needs: git's tracked files plus
+// RepoFiles lists the files a scratch copy needs: git's tracked files plus
 // untracked ones that are not ignored, so uncommitted edits are checked too
 // while out/, test binaries and logs stay behind.
-func repoFiles(root string) ([]string, error) {
+func RepoFiles(root string) ([]string, error) {
 	cmd := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -33,10 +35,10 @@ func repoFiles(root string) ([]string, error) {
 	return files, nil
 }
 
-// copyTree copies files (relative to src) into dst, keeping modes and
+// CopyTree copies files (relative to src) into dst, keeping modes and
 // symbolic links. A tracked file deleted in the work tree is skipped, as
 // the work tree is what gets checked.
-func copyTree(src, dst string, files []string) error {
+func CopyTree(src, dst string, files []string) error {
 	for _, rel := range files {
 		from, to := filepath.Join(src, rel), filepath.Join(dst, rel)
 		fi, err := os.Lstat(from)

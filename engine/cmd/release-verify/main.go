@@ -1,0 +1,335 @@
+// Command release-verify verifies findings on the other upstream releases
+// they list (finding.Release): for each project release a finding names,
+// it builds the project at that release in a scratch copy of the
+// repository, as projects/<p>/releases.json says (go get the listed module
+// versions, drop the listed requirements, put release files in place of
+// the harness's, go mod tidy, all with GOWORK=off), and runs the project's
+// TestFindings there with CTRLBUGS_RELEASE set, so that each finding
+// listing the release replays its trace recorded there and runs its
+// control (enginetest.onRelease). In record mode (-record) it copies the
+// traces recorded in the scratch copy back into the repository.
+//
+// Its output is one line per finding and release, as `make verify` prints
+// the pinned ones, with the release after the id:
+//
+//	crossplane-2@v2.2.1 REFUTED control=clean trace=sha256:…
+//
+// Why a scratch copy: the workspace has one build list, so a second
+// release of an upstream cannot be built beside the pinned one; a scratch
+// copy outside it (as cmd/bump-check uses) can, with the engine and the
+// harness's source as they are, and any harness file the release needs
+// changed (an API package that moved) swapped in from the project's tree.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ctrlbugs/corpus/engine/finding"
+	repocopy "github.com/ctrlbugs/corpus/engine/internal/scratch"
+)
+
+// Release is one entry of a project's releases.json.
+type Release struct {
+	Version string            `json:"version"`
+	Why     string            `json:"why"`
+	Get     []string          `json:"get"`
+	Drop    []string          `json:"drop"`
+	Files   map[string]string `json:"files"`
+}
+
+type releasesFile struct {
+	Comment  string    `json:"comment"`
+	Releases []Release `json:"releases"`
+}
+
+func main() {
+	root := flag.String("root", "..", "the repository root")
+	only := flag.String("finding", "", "only this finding (FINDING=)")
+	record := flag.Bool("record", false, "record each release's trace afresh and copy it into the repository")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	failed, err := run(ctx, *root, *only, *record)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "release-verify:", err)
+		os.Exit(2)
+	}
+	if failed {
+		fmt.Fprintln(os.Stderr, "release-verify: FAILED")
+		os.Exit(1)
+	}
+}
+
+// job is one project release with the findings that list it.
+type job struct {
+	project string
+	release Release
+	ids     []string
+}
+
+func run(ctx context.Context, root, only string, record bool) (failed bool, err error) {
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return false, err
+	}
+	all, broken := finding.LoadAll(root)
+	for _, b := range broken {
+		return false, b
+	}
+	jobs, err := plan(root, all, only)
+	if err != nil {
+		return false, err
+	}
+	if len(jobs) == 0 {
+		if only != "" {
+			fmt.Printf("%s lists no other release\n", only)
+		}
+		return false, nil
+	}
+	files, err := repocopy.RepoFiles(root)
+	if err != nil {
+		return false, err
+	}
+	scratch, err := os.MkdirTemp("", "ctrlbugs-release-verify-")
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = os.RemoveAll(scratch) }()
+	logs := filepath.Join(root, "out", "release-verify")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return false, err
+	}
+	for _, j := range jobs {
+		ok, err := runJob(ctx, root, scratch, logs, files, j, record, all)
+		if err != nil {
+			fmt.Printf("%s@%s: TOOL FAILURE: %v\n", j.project, j.release.Version, err)
+			failed = true
+			continue
+		}
+		failed = failed || !ok
+	}
+	return failed, nil
+}
+
+// plan pairs each finding's releases with its project's releases.json.
+func plan(root string, all []*finding.Finding, only string) ([]job, error) {
+	byKey := map[string]*job{}
+	var order []string
+	for _, f := range all {
+		if only != "" && f.ID != only {
+			continue
+		}
+		for i, r := range f.Releases {
+			rels, err := readReleases(root, f.Project)
+			if err != nil {
+				return nil, fmt.Errorf("%s: releases[%d]: %w", f.Path, i, err)
+			}
+			k := slices.IndexFunc(rels, func(x Release) bool { return x.Version == r.Version })
+			if k < 0 {
+				return nil, fmt.Errorf("%s: releases[%d]: projects/%s/releases.json does not say how to build %s", f.Path, i, f.Project, r.Version)
+			}
+			key := f.Project + "@" + r.Version
+			if byKey[key] == nil {
+				byKey[key] = &job{project: f.Project, release: rels[k]}
+				order = append(order, key)
+			}
+			byKey[key].ids = append(byKey[key].ids, f.ID)
+		}
+	}
+	slices.Sort(order)
+	var jobs []job
+	for _, k := range order {
+		jobs = append(jobs, *byKey[k])
+	}
+	return jobs, nil
+}
+
+func readReleases(root, project string) ([]Release, error) {
+	path := filepath.Join(root, "projects", project, "releases.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rf releasesFile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rf); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	for i, r := range rf.Releases {
+		if r.Version == "" || len(r.Get) == 0 {
+			return nil, fmt.Errorf("%s: releases[%d]: version and get are required", path, i)
+		}
+	}
+	return rf.Releases, nil
+}
+
+// verdictLine matches TestFindings's one line per finding: its verdict
+// (verify, reproduce), what it recorded (record), HARNESS-BROKEN.
+var verdictLine = regexp.MustCompile(`^([a-z0-9]+-[a-z0-9]+)(:? )((?:recorded |[A-Z]).*)$`)
+
+// runJob builds the project at the release in a fresh scratch copy and
+// runs its findings there; it reports whether every one verified.
+func runJob(ctx context.Context, root, scratch, logs string, files []string, j job, record bool, all []*finding.Finding) (bool, error) {
+	dir, err := os.MkdirTemp(scratch, j.project+"@"+j.release.Version+"-")
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	if err := repocopy.CopyTree(root, dir, files); err != nil {
+		return false, fmt.Errorf("scratch copy: %w", err)
+	}
+	pdir := filepath.Join(dir, "projects", j.project)
+	logPath := filepath.Join(logs, j.project+"@"+j.release.Version+".log")
+	var log bytes.Buffer
+	defer func() { _ = os.WriteFile(logPath, log.Bytes(), 0o644) }()
+	// The workspace's Go release, not the project's go line: the scratch
+	// build then shares the build cache with the workspace's builds.
+	gover, err := workspaceGo(root)
+	if err != nil {
+		return false, err
+	}
+	env := append(cleanEnv(os.Environ()), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=go"+gover)
+	step := func(name string, args ...string) error {
+		fmt.Fprintf(&log, "$ %s\n", strings.Join(append([]string{name}, args...), " "))
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir, cmd.Env = pdir, env
+		cmd.Stdout, cmd.Stderr = &log, &log
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s %s: %v (log: %s)", name, strings.Join(args, " "), err, rel(root, logPath))
+		}
+		return nil
+	}
+	for to, from := range j.release.Files {
+		b, err := os.ReadFile(filepath.Join(pdir, from))
+		if err != nil {
+			return false, fmt.Errorf("releases.json files[%s]: %w", to, err)
+		}
+		if err := os.WriteFile(filepath.Join(pdir, to), b, 0o644); err != nil {
+			return false, err
+		}
+		fmt.Fprintf(&log, "# %s replaced by %s\n", to, from)
+	}
+	start := time.Now()
+	if err := step("go", append([]string{"get"}, j.release.Get...)...); err != nil {
+		return false, err
+	}
+	for _, d := range j.release.Drop {
+		if err := step("go", "mod", "edit", "-droprequire="+d); err != nil {
+			return false, err
+		}
+	}
+	if err := step("go", "mod", "tidy"); err != nil {
+		return false, err
+	}
+	if err := step("go", "build", "./..."); err != nil {
+		return false, err
+	}
+	mode := "verify"
+	if record {
+		mode = "record"
+	}
+	// -vet=off: go test's vet would analyse every dependency of this build
+	// list afresh (minutes); the tree's own lint vets the harness.
+	run := exec.CommandContext(ctx, "go", "test", "-v", "-vet=off", "-count=1", "-timeout=30m", "-run", "TestFindings/("+strings.Join(j.ids, "|")+")$", ".")
+	run.Dir = pdir
+	run.Env = append(env, "CTRLBUGS_MODE="+mode, "CTRLBUGS_RELEASE="+j.release.Version, "CTRLBUGS_ROOT="+dir)
+	var out bytes.Buffer
+	run.Stdout, run.Stderr = &out, &out
+	rerr := run.Run()
+	log.Write(out.Bytes())
+	var exit *exec.ExitError
+	if rerr != nil && !errors.As(rerr, &exit) {
+		return false, fmt.Errorf("go test: %v", rerr)
+	}
+	seen := map[string]bool{}
+	ok := rerr == nil
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		m := verdictLine.FindStringSubmatch(sc.Text())
+		if m == nil || !slices.Contains(j.ids, m[1]) {
+			continue
+		}
+		seen[m[1]] = true
+		fmt.Printf("%s@%s%s%s\n", m[1], j.release.Version, m[2], m[3])
+	}
+	for _, id := range j.ids {
+		if !seen[id] {
+			fmt.Printf("%s@%s: NOT RUN (no verdict line; log: %s)\n", id, j.release.Version, rel(root, logPath))
+			ok = false
+		}
+	}
+	if record && ok {
+		for _, f := range all {
+			if !slices.Contains(j.ids, f.ID) {
+				continue
+			}
+			for _, r := range f.Releases {
+				if r.Version != j.release.Version {
+					continue
+				}
+				b, err := os.ReadFile(filepath.Join(dir, r.Trace))
+				if err != nil {
+					return false, fmt.Errorf("the recorded trace: %w", err)
+				}
+				if err := os.WriteFile(filepath.Join(root, r.Trace), b, 0o644); err != nil {
+					return false, err
+				}
+				fmt.Printf("%s@%s: recorded %s\n", f.ID, r.Version, r.Trace)
+			}
+		}
+	}
+	fmt.Printf("%s@%s: built and run in %s (log: %s)\n", j.project, j.release.Version, time.Since(start).Round(time.Second), rel(root, logPath))
+	return ok, nil
+}
+
+// workspaceGo returns go.work's go version ("1.26.9").
+func workspaceGo(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "go.work"))
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "go "); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("go.work: no go line")
+}
+
+// cleanEnv drops what would point the scratch run back at the real tree
+// or change its mode.
+func cleanEnv(env []string) []string {
+	drop := map[string]bool{"GOWORK": true, "GOFLAGS": true, "GOTOOLCHAIN": true, "CTRLBUGS_ROOT": true, "CTRLBUGS_MODE": true, "CTRLBUGS_RELEASE": true,
+		"MAKEFLAGS": true, "MFLAGS": true, "MAKELEVEL": true, "MAKEOVERRIDES": true}
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil {
+		return r
+	}
+	return path
+}
