@@ -62,7 +62,7 @@ func TestPlan(t *testing.T) {
 func TestVerdictLine(t *testing.T) {
 	for line, want := range map[string]string{
 		"crossplane-2 REFUTED control=clean trace=sha256:ab": "crossplane-2|REFUTED control=clean trace=sha256:ab",
-		"crossplane-2: recorded findings/x (1 bytes)":       "crossplane-2|recorded findings/x (1 bytes)",
+		"crossplane-2: recorded findings/x (1 bytes)":        "crossplane-2|recorded findings/x (1 bytes)",
 		"=== RUN   TestFindings/crossplane-2":                "",
 	} {
 		m := verdictLine.FindStringSubmatch(line)
