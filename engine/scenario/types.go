@@ -133,7 +133,10 @@ type Trigger struct {
 	// AfterWrite fires right after a given write of a controller.
 	AfterWrite *WriteRef `json:"afterWrite,omitempty"`
 	// Steps makes the moment a choice the search explores: one variant
-	// per step From..To (inclusive), each firing at the start of that step.
+	// per step From..To (inclusive), each firing at the start of that step,
+	// or, when that step resumes a Reconcile that woke while the loop slept
+	// (its step opens as it acts, before the loop's next quiescent point),
+	// right after it.
 	// Actions only, and not with an explored perturbation. Several actions
 	// with steps are explored jointly: one variant per combination of
 	// their steps (at most 1000), labelled by their moments, e.g.
