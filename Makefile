@@ -12,6 +12,7 @@
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
 #   make bump-revert PROJECT=fluxcd    put a project's go.mod and go.sum back as committed
 #   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
+#   make engine-crcheck [CR=v] [KUBE=v]   the engine's tests on its pins and on the newest served controller-runtime v0.25.x (+ Kubernetes 1.37) in a scratch copy
 #   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all]   explore one scenario
 #   make mermaid-check                 render every finding's timeline with the real Mermaid
 #   make findings-index                regenerate BUG-FINDINGS.md
@@ -40,7 +41,7 @@ QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' |
 RUNTMP := $(or $(TMPDIR),$(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm),/tmp)
 testbin = (.ci/testbin $(1) && cd projects/$(1) && TMPDIR=$(RUNTMP) ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: lint test test-engine test-projects explore-all reproduce verify record record-release judge explore bump bump-revert bump-check findings-index check-finding mermaid-check
+.PHONY: lint test test-engine test-projects explore-all reproduce verify record record-release judge explore bump bump-revert bump-check engine-crcheck findings-index check-finding mermaid-check
 
 test: test-engine test-projects
 
@@ -179,6 +180,18 @@ bump-revert:
 bump-check:
 	@cd engine && go run ./cmd/bump-check -root .. -project '$(PROJECT)' -module '$(MODULE)' \
 	  -versions '$(VERSIONS)' -max '$(or $(MAX),3)' -pre='$(or $(PRE),false)'
+
+# The engine on two controller-runtime lines (engine/cmd/crcheck): its pins,
+# as test-engine (go vet, go test on the workspace), then the newest served
+# controller-runtime v0.25.x with k8s.io/kubernetes at the newest served
+# patch of the minor it requires (v1.37.x) and every k8s.io staging module
+# the engine pins at the matching v0.37.x, in a scratch copy of engine/
+# (out/crcheck/, GOWORK=off): go get, go mod tidy, go build, go vet, go test.
+# Prints the versions each line resolved to; a failure ends it with
+# "engine-crcheck: FAILED: <line>: <step>: <why>". CR=v0.25.1 / KUBE=v1.37.0:
+# those versions instead of the newest served.
+engine-crcheck:
+	@cd engine && go run ./cmd/crcheck -root .. -cr '$(CR)' -kube '$(KUBE)'
 
 # Replays a finding's recorded trace (or TRACE=file: any run of one of the
 # projects' scenarios, e.g. an exploration's failing run under out/explore/;

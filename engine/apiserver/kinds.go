@@ -137,7 +137,8 @@ func (s *Server) addBuiltins() error {
 		unconditional := true
 		if st, ok := linkedStrategies[b.gvk.GroupKind()]; ok {
 			// Leases refuse an update without a resourceVersion.
-			unconditional = st.main.AllowUnconditionalUpdate()
+			ctx := strategyContext(&Kind{GVK: b.gvk, Resource: b.resource}, "", "update", "")
+			unconditional = strategyAllowsUnconditionalUpdate(ctx, st.main)
 		}
 		k := &Kind{GVK: b.gvk, Resource: b.resource, Namespaced: b.namespaced, Status: b.status,
 			Generation: b.generation, Unconditional: unconditional,

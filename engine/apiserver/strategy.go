@@ -244,9 +244,9 @@ func (s *Server) keepAblated(k *Kind, before, after *unstructured.Unstructured) 
 
 // allowCreateOnUpdate reports whether the kind's linked strategy lets an
 // update of a missing object create it (AllowCreateOnUpdate).
-func allowCreateOnUpdate(k *Kind) bool {
+func allowCreateOnUpdate(k *Kind, namespace string) bool {
 	st, ok := linkedStrategy(k)
-	return ok && st.main.AllowCreateOnUpdate()
+	return ok && strategyAllowsCreateOnUpdate(strategyContext(k, namespace, "update", ""), st.main)
 }
 
 // defaultOrphans reports whether a delete without a propagation policy

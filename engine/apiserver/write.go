@@ -214,7 +214,7 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 	key := storeKey(k, req.Namespace, req.Name)
 	old, ok := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
-	if !ok && req.Subresource == "" && allowCreateOnUpdate(k) {
+	if !ok && req.Subresource == "" && allowCreateOnUpdate(k, req.Namespace) {
 		// The strategy allows PUT to create (Service, ...): the generic
 		// store's GuaranteedUpdate creates through rest.BeforeCreate.
 		in := obj.DeepCopy()

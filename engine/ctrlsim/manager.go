@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -72,6 +71,9 @@ type Manager struct {
 	captured []*Captured
 	other    []manager.Runnable
 	elected  chan struct{}
+	// GetEventRecorder, with the linked controller-runtime's signature
+	// (recorder_compat.go).
+	eventRecorderProvider
 }
 
 var _ manager.Manager = (*Manager)(nil)
@@ -92,6 +94,7 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 	if !opts.AwaitElection {
 		close(m.elected)
 	}
+	m.eventRecorderProvider = newEventRecorders(m, eventRecorderProvider.GetEventRecorder)
 	m.client = &Client{env: env, name: name, hooks: hooks}
 	m.apiReader = &Client{env: env, name: name, hooks: hooks}
 	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, pos: map[schema.GroupKind]int64{}, syncing: map[schema.GroupKind]bool{}, indexes: map[schema.GroupKind]map[string]client.IndexerFunc{},
@@ -300,10 +303,9 @@ func (m *Manager) GetEventRecorderFor(name string) record.EventRecorder {
 	return &recorder{m: m, name: name}
 }
 
-// GetEventRecorder implements recorder.Provider.
-func (m *Manager) GetEventRecorder(name string) events.EventRecorder {
-	return newStyle{&recorder{m: m, name: name}}
-}
+// GetEventRecorder (recorder.Provider) is eventRecorderProvider's, embedded:
+// its result type differs between controller-runtime v0.24 and v0.25 (see
+// recorder_compat.go).
 
 // Start implements manager.Manager; the engine drives controllers instead.
 func (m *Manager) Start(ctx context.Context) error {
