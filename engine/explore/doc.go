@@ -49,9 +49,12 @@
 // (trace Step.Resumes), lasting until it returns or another actor is due.
 // Its calls are attributed through its context (ctrlsim.WithActor),
 // whichever step runs. Which blocked Reconcile wakes when is decided by
-// virtual time, not by the scheduler: the engine cannot hold a goroutine
-// whose timer fired, so a resumption is not a choice point (the order of
-// ready controllers still is). A Reconcile blocked when its process crashes
+// virtual time, not by the scheduler, so a resumption is not a choice
+// point (the order of ready controllers still is). Reconciles whose timers
+// fire at one instant wake together; the engine holds each at its first
+// call (or sync point) and lets them act one at a time, in the order of
+// the steps that started them (gate.go waitResume), so their steps and
+// calls do not interleave as the scheduler runs them. A Reconcile blocked when its process crashes
 // cannot be killed: its calls fail from then on and its outcome is dropped
 // ("abandoned"). Outside a bubble (benchmarks) Reconciles run on the loop's
 // goroutine to their return.

@@ -3,6 +3,7 @@ package explore
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing/synctest"
 
@@ -58,9 +59,12 @@ type gate struct {
 
 // gated is one call waiting for the loop to release it.
 type gated struct {
-	p       *proc // the process whose goroutine calls
-	key     string
-	sync    bool // a sync point (syncpoint.go), not a call
+	p    *proc // the process whose goroutine calls
+	key  string
+	sync bool // a sync point (syncpoint.go), not a call
+	// resume: a Reconcile that woke while the loop was elsewhere
+	// (flight.mustWait); its release opens a step resuming it if none is.
+	resume  *flight
 	release chan struct{}
 	err     error // set before release when the call must fail
 }
@@ -79,6 +83,9 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 	if f, ok := op.Actor.(*flight); ok && f.runningOn(w) {
 		if op.IsWrite() {
 			f.compute(w.start)
+		}
+		if f.mustWait(w) {
+			return w.waitResume(f)
 		}
 		return nil
 	}
@@ -158,11 +165,67 @@ func (w *world) releaseGated() bool {
 		w.gate.waiting = append(w.gate.waiting[:i], w.gate.waiting[i+1:]...)
 		w.gate.mu.Unlock()
 		any = true
+		if g.resume != nil {
+			w.releaseResume(g)
+			continue
+		}
 		if !g.sync {
 			w.resumeExternal(g.p)
 		}
 		close(g.release)
 		synctest.Wait()
+	}
+}
+
+// waitResume holds a Reconcile that woke while the loop was elsewhere
+// (flight.mustWait) at its call or sync point until the loop releases it:
+// in the order of the steps that started them, one at a time, each running
+// until it blocks again or returns before the next goes on. What woken
+// Reconciles do before their first call (in memory they share) is still
+// theirs.
+func (w *world) waitResume(f *flight) error {
+	return w.wait(&gated{p: f.c.proc, key: fmt.Sprintf("\x00resume %010d", f.first), resume: f, release: make(chan struct{})})
+}
+
+// releaseResume releases a Reconcile waiting to act (waitResume): a step
+// resuming it opens if none is open, and it runs, as the loop's, until it
+// blocks or returns. Its step stays open, as the step of a Reconcile that
+// acted while the loop slept always did: collect ends it.
+func (w *world) releaseResume(g *gated) {
+	f := g.resume
+	if f.rec == nil {
+		w.resume(f)
+	}
+	w.running.Store(f)
+	close(g.release)
+	synctest.Wait()
+	w.running.Store(nil)
+}
+
+// releaseResumes releases every Reconcile waiting to act (waitResume), in
+// key order, and reports whether it released any and whether a call other
+// than theirs waits at the gate. The caller has waited for quiescence.
+func (w *world) releaseResumes() (released, others bool) {
+	for {
+		w.gate.mu.Lock()
+		var g *gated
+		others = false
+		for _, x := range w.gate.waiting {
+			if x.resume == nil {
+				others = true
+			} else if g == nil || x.key < g.key {
+				g = x
+			}
+		}
+		if g != nil {
+			w.gate.waiting = slices.DeleteFunc(w.gate.waiting, func(x *gated) bool { return x == g })
+		}
+		w.gate.mu.Unlock()
+		if g == nil {
+			return released, others
+		}
+		released = true
+		w.releaseResume(g)
 	}
 }
 

@@ -2,6 +2,7 @@ package explore_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -225,4 +226,76 @@ func TestEventOrderWithinInstant(t *testing.T) {
 			t.Errorf("events %+v, want Alpha then Zulu", got)
 		}
 	})
+}
+
+// TestSimultaneousWakes: two Reconciles blocked on timers that fire at one
+// virtual instant wake together; they are resumed one at a time in the
+// order of the steps that started them, each step ending before the next
+// opens, so twenty runs give one trace (before waitResume both acted side
+// by side and the steps resuming them were numbered as the Go scheduler
+// ran them).
+func TestSimultaneousWakes(t *testing.T) {
+	var first string
+	for i := range 20 {
+		enginetest.Bubble(t, 1, func(t *testing.T) {
+			s := scheme(t)
+			sleeper := func(name string) func(ctx context.Context, mgr *ctrlsim.Manager) error {
+				return func(ctx context.Context, mgr *ctrlsim.Manager) error {
+					done := false
+					return ctrl.NewControllerManagedBy(mgr).Named(name).For(&corev1.ConfigMap{}).
+						Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+							if req.Name != "app" || done {
+								return reconcile.Result{}, nil
+							}
+							done = true
+							time.Sleep(5 * time.Second)
+							for j := range 3 {
+								cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, j), Namespace: "default"}}
+								if err := mgr.GetClient().Create(ctx, cm); err != nil {
+									return reconcile.Result{}, err
+								}
+							}
+							return reconcile.Result{}, nil
+						}))
+				}
+			}
+			cfg := &explore.Config{
+				Scenario: "simultaneous-wakes",
+				Cluster:  explore.Cluster{Scheme: s},
+				Controllers: []explore.Controller{{Name: "app", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+					for _, n := range []string{"a", "b"} {
+						if err := sleeper(n)(ctx, mgr); err != nil {
+							return err
+						}
+					}
+					return nil
+				}}},
+				Objects: []*unstructured.Unstructured{obj(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "default"}})},
+				Horizon: time.Minute,
+			}
+			r, tr := runTrace(t, cfg)
+			// Each resumed step holds its own Reconcile's three creates and
+			// nothing of the other's.
+			for _, st := range tr.Steps {
+				if st.Resumes == 0 {
+					continue
+				}
+				name := strings.TrimPrefix(st.Controller, "app/")
+				if len(st.Ops) != 3 {
+					t.Errorf("step %d (%s, resumes %d) has %d ops, want its 3 creates", st.Step, st.Controller, st.Resumes, len(st.Ops))
+				}
+				for _, op := range st.Ops {
+					if !strings.Contains(op.Key, "/"+name+"-") {
+						t.Errorf("step %d (%s) records %s %s", st.Step, st.Controller, op.Verb, op.Key)
+					}
+				}
+			}
+			got := string(r.Finish(nil, nil))
+			if i == 0 {
+				first = got
+			} else if d := enginetest.FirstDifference([]byte(first), []byte(got)); d != "" {
+				t.Fatalf("run %d differs from run 0: %s", i, d)
+			}
+		})
+	}
 }

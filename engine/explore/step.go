@@ -90,6 +90,33 @@ func (f *flight) runningOn(w *world) bool {
 	return ok && g.(*flight) == f
 }
 
+// mustWait reports, on f's own goroutine, whether f's next call or sync
+// point waits for the loop (waitResume) rather than going through at once.
+// A Reconcile the loop is running (its first step, or a release) goes
+// through. One that woke on its own while the loop was elsewhere (a timer
+// fired, a channel another goroutine fed) waits if it has no step open
+// (it yielded and its step ended) or if another Reconcile also has a step
+// open outside the loop: two Reconciles woken at one virtual instant (the
+// bubble fires every timer due at once) would otherwise act side by side,
+// their calls, and the steps that resume them, in the order the Go
+// scheduler ran them. A lone Reconcile acting with its step open goes on
+// at once, as it always did. An external step is resumed by its own
+// worker's begin (extstep.go).
+func (f *flight) mustWait(w *world) bool {
+	if f.external || !f.yielded || w.running.Load() == f {
+		return false
+	}
+	if f.rec == nil {
+		return true
+	}
+	for _, g := range w.flights {
+		if g != f && g.rec != nil && !g.external {
+			return true
+		}
+	}
+	return false
+}
+
 // call runs the Reconcile, catching panics (the injected crash among them).
 func (f *flight) call(w *world) {
 	// Only a bubble has sync points to tell this goroutine apart at
@@ -164,8 +191,10 @@ func (w *world) reconcile(c *ctrl, req reconcile.Request, choice *trace.Choice) 
 		w.finish(f)
 		return
 	}
+	w.running.Store(f)
 	go f.call(w)
 	w.waitFlight(f)
+	w.running.Store(nil)
 }
 
 // waitFlight waits until f returns or blocks, and ends the step running it
@@ -222,6 +251,9 @@ func (w *world) collect() {
 		return
 	}
 	synctest.Wait()
+	// Reconciles that woke at this instant and wait to act (waitResume)
+	// act now, one at a time, before their steps end below.
+	w.releaseResumes()
 	for _, f := range slices.Clone(w.flights) {
 		select {
 		case <-f.done:

@@ -20,8 +20,10 @@ import (
 // queue.Add happens after the worker woken by an earlier Add has taken
 // its item and blocked (at its BeginStep, or in the queue's Get), never
 // at a moment the scheduler picks. A Reconcile's own sync point goes
-// through at once: it is the step the loop is running, and making it wait
-// would end the step as a yield at a place that has no call. Goroutines
+// through at once while its step is open: it is the step the loop is
+// running, and making it wait would end the step as a yield at a place
+// that has no call. A Reconcile that woke while the loop was elsewhere
+// (flight.mustWait) waits as its calls do (waitResume). Goroutines
 // are told apart by their id (goid): a flight records its own when it
 // starts. A sync point is recorded nowhere in the trace: it orders, it
 // does not act. It never resumes a suspended external step either (a
@@ -35,7 +37,12 @@ func (h *hooks) SyncPoint(what string) {
 	if !w.bubble {
 		return
 	}
-	if _, ok := w.flightGs.Load(goid()); ok {
+	if f, ok := w.flightGs.Load(goid()); ok {
+		if f := f.(*flight); f.mustWait(w) {
+			// A Reconcile that woke while the loop was elsewhere: it
+			// acts when the loop releases it (waitResume).
+			_ = w.waitResume(f)
+		}
 		return
 	}
 	if h.dead() {

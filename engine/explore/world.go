@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing/synctest"
 	"time"
 
@@ -115,6 +116,10 @@ type world struct {
 	held map[*Trigger]time.Time
 	// flights are the Reconciles in progress: running or blocked.
 	flights []*flight
+	// running is the flight the loop is running now (its first step, or
+	// its release from the gate), read by flights deciding whether to wait
+	// for the loop (flight.mustWait).
+	running atomic.Pointer[flight]
 	// flightGs maps the id of each goroutine running a flight to it: a
 	// sync point on one goes through (syncpoint.go).
 	flightGs sync.Map
@@ -641,6 +646,12 @@ func (w *world) kickLoop() {
 }
 
 // sleepUntil sleeps on virtual time until t or until kickLoop.
+//
+// A kick from Reconciles that woke on their own timers and wait to act
+// (waitResume) does not end the sleep: they are released one at a time
+// (releaseResumes) and the loop sleeps on, as it did while a lone woken
+// Reconcile acted beside it. A kick at t itself, or with another call
+// waiting, ends it: the loop's iteration releases them (collect, settle).
 func (w *world) sleepUntil(t time.Time) {
 	d := time.Until(t)
 	if d <= 0 {
@@ -648,9 +659,19 @@ func (w *world) sleepUntil(t time.Time) {
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-w.kick:
+	for {
+		select {
+		case <-timer.C:
+			return
+		case <-w.kick:
+		}
+		if !time.Now().Before(t) {
+			return
+		}
+		synctest.Wait()
+		if released, others := w.releaseResumes(); !released || others {
+			return
+		}
 	}
 }
 
