@@ -86,7 +86,7 @@ func (s *Server) Bind(req Request, body *unstructured.Unstructured) (*unstructur
 	}
 	out, stored, err := s.bind(podKind, req, body)
 	err = apiError(err)
-	s.notify(Write{Verb: "create", Subresource: "binding", Key: key, Manager: req.FieldManager, RVBefore: rvBefore, RVAfter: rvOf(stored), Err: err})
+	s.finish(podKind, Write{Verb: "create", Subresource: "binding", Key: key, Manager: req.FieldManager, RVBefore: rvBefore, RVAfter: rvOf(stored), Err: err})
 	return out, err
 }
 

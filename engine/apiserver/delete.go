@@ -33,16 +33,13 @@ func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.U
 	key := storeKey(k, req.Namespace, req.Name)
 	old, ok := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
-	switch {
-	case !ok:
+	if ok {
+		out, err = k.strategy.delete(s, k, req, old, opts)
+	} else {
 		err = errNotFound(k, req.Name)
-	case isNamespace(k):
-		out, err = s.deleteNamespace(k, req, old, opts)
-	default:
-		out, err = s.delete(k, req, old, opts)
 	}
 	err = apiError(err)
-	s.notify(Write{Verb: "delete", Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
+	s.finish(k, Write{Verb: "delete", Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 	return out, err
 }
 
@@ -63,7 +60,7 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 		return nil, err
 	}
 	obj := old.DeepCopy()
-	finalizers := obj.GetFinalizers()
+	finalizers := k.strategy.deleteFinalizers(obj)
 	policy := metav1.DeletePropagationBackground
 	if opts.PropagationPolicy != nil {
 		policy = *opts.PropagationPolicy
@@ -71,10 +68,6 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 		policy = metav1.DeletePropagationOrphan
 	} else if opts.OrphanDependents == nil && defaultOrphans(k, old) { //nolint:staticcheck // deprecated, still honoured by kube-apiserver
 		policy = metav1.DeletePropagationOrphan
-	}
-	if k.GVK.GroupKind() == crdGVK.GroupKind() && obj.GetDeletionTimestamp() == nil {
-		// The CRD storage's Delete holds the CRD until its objects are gone.
-		finalizers = with(finalizers, CRDCleanupFinalizer)
 	}
 	switch policy {
 	case metav1.DeletePropagationOrphan:

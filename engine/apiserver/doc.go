@@ -38,7 +38,7 @@
 //     handlers run it before rest.BeforeCreate/BeforeUpdate: managedFields
 //     [{}] resets them, entries it cannot decode are replaced by the live
 //     object's; the managed fields are validated as it leaves them
-//     (write.go withoutManagedFields; fidelity cases mf/*).
+//     (writemeta.go withoutManagedFields; fidelity cases mf/*).
 //   - delete options are validated as the handlers validate them
 //     (ValidateDeleteOptions: 422 on the DeleteOptions kind), on delete and
 //     deletecollection; a deletecollection honours dry run.
@@ -63,7 +63,7 @@
 //     apply configuration with duplicate list-map keys) becomes the 500 that
 //     k8s.io/apiserver's responsewriters.ErrorToAPIStatus makes of it.
 //   - built-in kinds controllers touch run kube-apiserver's own registry
-//     code, linked from k8s.io/kubernetes v1.36.3 (strategy.go): Pod,
+//     code, linked from k8s.io/kubernetes v1.36.3 (linked.go, kinds.go): Pod,
 //     ConfigMap, Secret, ServiceAccount, Service, Deployment, ReplicaSet,
 //     StatefulSet, DaemonSet, Job, PodDisruptionBudget, Lease and
 //     EndpointSlice. A request body is decoded as the real handler decodes
@@ -100,7 +100,7 @@
 //     history at that revision (options validated by apimachinery's
 //     ValidateListOptions; an unparsable version is 400, a future one the
 //     storage's 504 "Too large resource version").
-//   - nodes on create (pod.go): a Node keeps its status (its strategy).
+//   - nodes on create (kinds.go, the Node entry): a Node keeps its status (its strategy).
 //   - eviction (eviction.go): pods/<name>/eviction with PodDisruptionBudgets,
 //     as kube-apiserver's eviction REST decides it (unready pods under a
 //     healthy budget, checkAndDecrement, 429 with the DisruptionBudget

@@ -33,7 +33,7 @@ func (s *Server) Patch(req Request, pt types.PatchType, data []byte) (*unstructu
 	if req.Subresource == "scale" && exists {
 		out, err = s.patchScale(k, req, pt, data)
 		err = apiError(err)
-		s.notify(Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
+		s.finish(k, Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 		return out, err
 	}
 	if pt == types.ApplyPatchType || pt == types.ApplyYAMLPatchType {
@@ -45,7 +45,7 @@ func (s *Server) Patch(req Request, pt types.PatchType, data []byte) (*unstructu
 		out, err = s.patch(k, req, old, pt, data)
 	}
 	err = apiError(err)
-	s.notify(Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
+	s.finish(k, Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
 	return out, err
 }
 

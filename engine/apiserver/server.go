@@ -150,7 +150,11 @@ func (s *Server) Ablations() Ablations { return s.ablate }
 // Observe registers fn to be called after every write request.
 func (s *Server) Observe(fn func(Write)) { s.observers = append(s.observers, fn) }
 
-func (s *Server) notify(w Write) {
+// finish reports a write of a k to the observers, with the store events it
+// produced, then runs k's after-write hook (the generic store's
+// AfterCreate/AfterUpdate/AfterDelete), whose own writes are reported
+// after it.
+func (s *Server) finish(k *Kind, w Write) {
 	if rev := s.store.Rev(); rev > s.notified {
 		w.Events = s.store.Events(s.notified, rev)
 		s.notified = rev
@@ -158,10 +162,7 @@ func (s *Server) notify(w Write) {
 	for _, fn := range s.observers {
 		fn(w)
 	}
-	// The apiextensions controllers act after a CRD write is stored.
-	if w.Err == nil && w.Key.GroupKind == crdGVK.GroupKind() && len(w.Events) > 0 && s.kinds[crdGVK.GroupKind()] != nil {
-		s.followCRD(w.Events[len(w.Events)-1])
-	}
+	k.strategy.afterWrite(s, w)
 }
 
 // now returns the clock truncated to seconds, the precision metav1.Time
