@@ -38,9 +38,7 @@ func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.U
 	} else {
 		err = errNotFound(k, req.Name)
 	}
-	err = apiError(err)
-	s.finish(k, Write{Verb: "delete", Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
-	return out, err
+	return out, s.report(k, Write{Verb: "delete", Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
 }
 
 func (s *Server) checkDeletePreconditions(k *Kind, old *unstructured.Unstructured, opts metav1.DeleteOptions) error {

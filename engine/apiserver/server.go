@@ -166,6 +166,15 @@ func (s *Server) Track(fn func() error) ([]Write, error) {
 	return ws, err
 }
 
+// report ends a verb that wrote (or tried to write) an object of kind k:
+// it returns err as the API answers it (apiError), after reporting the
+// write w, with written's resourceVersion and that error, through finish.
+func (s *Server) report(k *Kind, w Write, written *unstructured.Unstructured, err error) error {
+	w.RVAfter, w.Err = rvOf(written), apiError(err)
+	s.finish(k, w)
+	return w.Err
+}
+
 // finish reports a write of a k, with the store events it produced, to
 // the observers and, unless an after-write hook made it, to Track; then
 // runs k's after-write hook (the generic store's

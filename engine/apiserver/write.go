@@ -27,9 +27,7 @@ func (s *Server) Create(req Request, obj *unstructured.Unstructured) (*unstructu
 		return nil, apierrors.NewMethodNotSupported(k.groupResource(), "create "+req.Subresource)
 	}
 	out, err := s.create(k, req, obj, true)
-	err = apiError(err)
-	s.finish(k, Write{Verb: "create", Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager, RVAfter: rvOf(out), Err: err})
-	return out, err
+	return out, s.report(k, Write{Verb: "create", Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager}, out, err)
 }
 
 func nameOf(out, in *unstructured.Unstructured) string {
@@ -171,9 +169,7 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 	} else {
 		out, err = s.update(k, req, old, obj, true, "update")
 	}
-	err = apiError(err)
-	s.finish(k, Write{Verb: "update", Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
-	return out, err
+	return out, s.report(k, Write{Verb: "update", Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
 }
 
 // update is the common path of Update, Patch and Apply on an existing
