@@ -7,6 +7,14 @@
 // with the errors kube-apiserver would return (apierrors NotFound,
 // AlreadyExists, Conflict, Invalid, BadRequest, Forbidden).
 //
+// Every write takes one path (write.go, delete.go), shaped as
+// kube-apiserver's generic registry.Store: the kind's writeStrategy
+// (registry.go; kube-apiserver's own where linked.go links it) is asked
+// where kinds differ, and its after-write hook runs once the write is
+// reported (the apiextensions controllers for CRDs, crdlife.go). A caller
+// learns what its calls wrote through Server.Track; observers (Observe)
+// see every write, the server's own included.
+//
 // What it does, and which upstream code does it:
 //   - resourceVersion on every write; 409 Conflict on a stale resourceVersion
 //     in an Update, in a patch that carries metadata.resourceVersion (what
