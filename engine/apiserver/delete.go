@@ -119,6 +119,23 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 	return s.store.Put(key, obj, rev)
 }
 
+// defaultOrphans reports whether a delete without a propagation policy
+// orphans dependents, as the generic store's shouldOrphanDependents decides
+// it when the request names no policy: a foregroundDeletion or orphan
+// finalizer already on the object decides; otherwise the strategy's
+// DefaultGarbageCollectionPolicy.
+func defaultOrphans(k *Kind, obj *unstructured.Unstructured) bool {
+	for _, f := range obj.GetFinalizers() {
+		switch f {
+		case metav1.FinalizerOrphanDependents:
+			return true
+		case metav1.FinalizerDeleteDependents:
+			return false
+		}
+	}
+	return k.strategy.defaultOrphans(k, obj)
+}
+
 func with(list []string, f string) []string {
 	if slices.Contains(list, f) {
 		return list

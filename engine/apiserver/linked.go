@@ -3,7 +3,6 @@ package apiserver
 import (
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -127,20 +126,3 @@ func (l *linkedStrategy) defaultOrphans(k *Kind, obj *unstructured.Unstructured)
 }
 
 func (l *linkedStrategy) registry() (*linkedStrategy, bool) { return l, true }
-
-// defaultOrphans reports whether a delete without a propagation policy
-// orphans dependents, as the generic store's shouldOrphanDependents decides
-// it when the request names no policy: a foregroundDeletion or orphan
-// finalizer already on the object decides; otherwise the strategy's
-// DefaultGarbageCollectionPolicy.
-func defaultOrphans(k *Kind, obj *unstructured.Unstructured) bool {
-	for _, f := range obj.GetFinalizers() {
-		switch f {
-		case metav1.FinalizerOrphanDependents:
-			return true
-		case metav1.FinalizerDeleteDependents:
-			return false
-		}
-	}
-	return k.strategy.defaultOrphans(k, obj)
-}
