@@ -23,8 +23,6 @@ var namespaceGK = schema.GroupKind{Kind: "Namespace"}
 // NamespaceLifecycle plugin with default, kube-system and kube-public).
 var immortalNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
 
-func isNamespace(k *Kind) bool { return k.GVK.GroupKind() == namespaceGK }
-
 func specFinalizers(u *unstructured.Unstructured) []string {
 	f, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "finalizers")
 	return f
