@@ -85,9 +85,7 @@ func (s *Server) Bind(req Request, body *unstructured.Unstructured) (*unstructur
 		rvBefore = old.GetResourceVersion()
 	}
 	out, stored, err := s.bind(podKind, req, body)
-	err = apiError(err)
-	s.notify(Write{Verb: "create", Subresource: "binding", Key: key, Manager: req.FieldManager, RVBefore: rvBefore, RVAfter: rvOf(stored), Err: err})
-	return out, err
+	return out, s.report(podKind, Write{Verb: "create", Subresource: "binding", Key: key, Manager: req.FieldManager, RVBefore: rvBefore}, stored, err)
 }
 
 // bind is Bind's work: the response and, when it wrote, the stored pod.

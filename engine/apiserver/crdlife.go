@@ -27,6 +27,31 @@ const (
 
 var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
 
+// crdStrategy is the CustomResourceDefinition registry's, as far as the
+// engine restates it (apiextensions-apiserver pkg/registry/customresourcedefinition:
+// not linked): object-meta validation with apimachinery's rules, which is
+// how its own cleanup finalizer passes; its storage's Delete adds that
+// finalizer; and, as an after-write hook, what the apiextensions
+// controllers do after a write (followCRD).
+type crdStrategy struct{ genericStrategy }
+
+// deleteFinalizers: the CRD storage's Delete holds the CRD until its
+// objects are gone.
+func (crdStrategy) deleteFinalizers(old *unstructured.Unstructured) []string {
+	if old.GetDeletionTimestamp() != nil {
+		return old.GetFinalizers()
+	}
+	return with(old.GetFinalizers(), CRDCleanupFinalizer)
+}
+
+// afterWrite: the apiextensions controllers act after a CRD write is
+// stored.
+func (crdStrategy) afterWrite(s *Server, w Write) {
+	if w.Err == nil && len(w.Events) > 0 {
+		s.followCRD(w.Events[len(w.Events)-1])
+	}
+}
+
 // followCRD acts on a stored change of a CustomResourceDefinition, as the
 // apiextensions controllers would right after it:
 //   - created or updated: its kind is served (again) and, unless the status

@@ -17,7 +17,9 @@ import (
 // TestCRDLifecycle: a CRD written through the API is served at once, with
 // the status kube-apiserver's apiextensions controllers give it, each as a
 // write of its own; deleting it deletes its objects, and an object with a
-// finalizer holds it terminating until the object goes.
+// finalizer holds it terminating until the object goes. The status write
+// follows the create as the server's own: observers see it, Track does
+// not give it to the create's caller.
 func TestCRDLifecycle(t *testing.T) {
 	scheme := runtime.NewScheme()
 	must(t, clientgoscheme.AddToScheme(scheme))
@@ -54,8 +56,22 @@ func TestCRDLifecycle(t *testing.T) {
 		},
 	}}
 	rev := srv.Store().Rev()
-	created, err := srv.Create(crdReq, crd)
+	var observed []apiserver.Write
+	srv.Observe(func(w apiserver.Write) { observed = append(observed, w) })
+	var created *unstructured.Unstructured
+	tracked, err := srv.Track(func() (err error) {
+		created, err = srv.Create(crdReq, crd)
+		return err
+	})
 	must(t, err)
+	// Track gives the create alone, with its one event; observers also see
+	// the status write the server made after it, as a write of its own.
+	if len(tracked) != 1 || tracked[0].Verb != "create" || len(tracked[0].Events) != 1 || tracked[0].Events[0].Rev != rev+1 {
+		t.Errorf("tracked %+v, want the create alone", tracked)
+	}
+	if len(observed) != 2 || observed[1].Manager != apiserver.CRDManager || observed[1].Subresource != "status" || len(observed[1].Events) != 1 {
+		t.Errorf("observed %+v, want the create, then the server's status write", observed)
+	}
 	if conds, _, _ := unstructured.NestedSlice(created.Object, "status", "conditions"); len(conds) > 0 {
 		t.Errorf("the create's response already has conditions: %v", conds)
 	}

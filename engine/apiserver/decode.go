@@ -6,7 +6,7 @@ import (
 )
 
 // decodeBuiltin does, for the built-in kinds that need it and have no
-// linked strategy (strategy.go), what decoding a request body into
+// linked strategy (linked.go), what decoding a request body into
 // kube-apiserver's internal version does beyond a round trip through the Go
 // type. It runs on every decoded body — create, update, and the result of
 // every patch and apply — before managed fields are computed, as in the

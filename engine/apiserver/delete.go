@@ -33,17 +33,12 @@ func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.U
 	key := storeKey(k, req.Namespace, req.Name)
 	old, ok := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
-	switch {
-	case !ok:
+	if ok {
+		out, err = k.strategy.delete(s, k, req, old, opts)
+	} else {
 		err = errNotFound(k, req.Name)
-	case isNamespace(k):
-		out, err = s.deleteNamespace(k, req, old, opts)
-	default:
-		out, err = s.delete(k, req, old, opts)
 	}
-	err = apiError(err)
-	s.notify(Write{Verb: "delete", Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
-	return out, err
+	return out, s.report(k, Write{Verb: "delete", Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
 }
 
 func (s *Server) checkDeletePreconditions(k *Kind, old *unstructured.Unstructured, opts metav1.DeleteOptions) error {
@@ -63,7 +58,7 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 		return nil, err
 	}
 	obj := old.DeepCopy()
-	finalizers := obj.GetFinalizers()
+	finalizers := k.strategy.deleteFinalizers(obj)
 	policy := metav1.DeletePropagationBackground
 	if opts.PropagationPolicy != nil {
 		policy = *opts.PropagationPolicy
@@ -71,10 +66,6 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 		policy = metav1.DeletePropagationOrphan
 	} else if opts.OrphanDependents == nil && defaultOrphans(k, old) { //nolint:staticcheck // deprecated, still honoured by kube-apiserver
 		policy = metav1.DeletePropagationOrphan
-	}
-	if k.GVK.GroupKind() == crdGVK.GroupKind() && obj.GetDeletionTimestamp() == nil {
-		// The CRD storage's Delete holds the CRD until its objects are gone.
-		finalizers = with(finalizers, CRDCleanupFinalizer)
 	}
 	switch policy {
 	case metav1.DeletePropagationOrphan:
@@ -126,6 +117,23 @@ func (s *Server) delete(k *Kind, req Request, old *unstructured.Unstructured, op
 		return obj, nil
 	}
 	return s.store.Put(key, obj, rev)
+}
+
+// defaultOrphans reports whether a delete without a propagation policy
+// orphans dependents, as the generic store's shouldOrphanDependents decides
+// it when the request names no policy: a foregroundDeletion or orphan
+// finalizer already on the object decides; otherwise the strategy's
+// DefaultGarbageCollectionPolicy.
+func defaultOrphans(k *Kind, obj *unstructured.Unstructured) bool {
+	for _, f := range obj.GetFinalizers() {
+		switch f {
+		case metav1.FinalizerOrphanDependents:
+			return true
+		case metav1.FinalizerDeleteDependents:
+			return false
+		}
+	}
+	return k.strategy.defaultOrphans(k, obj)
 }
 
 func with(list []string, f string) []string {

@@ -7,6 +7,14 @@
 // with the errors kube-apiserver would return (apierrors NotFound,
 // AlreadyExists, Conflict, Invalid, BadRequest, Forbidden).
 //
+// Every write takes one path (write.go, delete.go), shaped as
+// kube-apiserver's generic registry.Store: the kind's writeStrategy
+// (registry.go; kube-apiserver's own where linked.go links it) is asked
+// where kinds differ, and its after-write hook runs once the write is
+// reported (the apiextensions controllers for CRDs, crdlife.go). A caller
+// learns what its calls wrote through Server.Track; observers (Observe)
+// see every write, the server's own included.
+//
 // What it does, and which upstream code does it:
 //   - resourceVersion on every write; 409 Conflict on a stale resourceVersion
 //     in an Update, in a patch that carries metadata.resourceVersion (what
@@ -38,7 +46,7 @@
 //     handlers run it before rest.BeforeCreate/BeforeUpdate: managedFields
 //     [{}] resets them, entries it cannot decode are replaced by the live
 //     object's; the managed fields are validated as it leaves them
-//     (write.go withoutManagedFields; fidelity cases mf/*).
+//     (writemeta.go withoutManagedFields; fidelity cases mf/*).
 //   - delete options are validated as the handlers validate them
 //     (ValidateDeleteOptions: 422 on the DeleteOptions kind), on delete and
 //     deletecollection; a deletecollection honours dry run.
@@ -63,7 +71,7 @@
 //     apply configuration with duplicate list-map keys) becomes the 500 that
 //     k8s.io/apiserver's responsewriters.ErrorToAPIStatus makes of it.
 //   - built-in kinds controllers touch run kube-apiserver's own registry
-//     code, linked from k8s.io/kubernetes v1.36.3 (strategy.go): Pod,
+//     code, linked from k8s.io/kubernetes v1.36.3 (linked.go, kinds.go): Pod,
 //     ConfigMap, Secret, ServiceAccount, Service, Deployment, ReplicaSet,
 //     StatefulSet, DaemonSet, Job, PodDisruptionBudget, Lease and
 //     EndpointSlice. A request body is decoded as the real handler decodes
@@ -100,7 +108,7 @@
 //     history at that revision (options validated by apimachinery's
 //     ValidateListOptions; an unparsable version is 400, a future one the
 //     storage's 504 "Too large resource version").
-//   - nodes on create (pod.go): a Node keeps its status (its strategy).
+//   - nodes on create (kinds.go, the Node entry): a Node keeps its status (its strategy).
 //   - eviction (eviction.go): pods/<name>/eviction with PodDisruptionBudgets,
 //     as kube-apiserver's eviction REST decides it (unready pods under a
 //     healthy budget, checkAndDecrement, 429 with the DisruptionBudget

@@ -17,7 +17,7 @@ import (
 //     (k8s.io/apiserver@v0.37.2 pkg/registry/rest/update.go:49 and :88:
 //     AllowCreateOnUpdate(ctx context.Context) bool; @v0.36.4
 //     pkg/registry/rest/update.go:43 and :82: AllowCreateOnUpdate() bool;
-//     called here from kinds.go, addBuiltins, and strategy.go,
+//     called here from linked.go, allowUnconditionalUpdate and
 //     allowCreateOnUpdate). No strategy
 //     the engine links reads the context in v1.37 (each returns a constant,
 //     as in v1.36); the engine passes the request context it builds for

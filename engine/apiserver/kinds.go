@@ -20,6 +20,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
+	// The strategies of the built-in kinds whose registry is linked
+	// (linked.go; doc.go, "Linked registry").
+	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
+	"k8s.io/kubernetes/pkg/registry/apps/deployment"
+	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
+	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
+	"k8s.io/kubernetes/pkg/registry/batch/job"
+	"k8s.io/kubernetes/pkg/registry/coordination/lease"
+	"k8s.io/kubernetes/pkg/registry/core/configmap"
+	"k8s.io/kubernetes/pkg/registry/core/pod"
+	"k8s.io/kubernetes/pkg/registry/core/secret"
+	"k8s.io/kubernetes/pkg/registry/core/service"
+	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
+	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
+	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -35,9 +50,6 @@ type Kind struct {
 	// Unconditional: Update without a resourceVersion is allowed
 	// (AllowUnconditionalUpdate in the kind's strategy).
 	Unconditional bool
-	// GenerationAnnotations: annotation changes bump generation too (the
-	// Deployment strategy's PrepareForUpdate).
-	GenerationAnnotations bool
 	// CRD: the kind is a custom resource (stored and patched unstructured).
 	CRD bool
 	// ServedSince is the store revision at which the kind began to be
@@ -48,6 +60,8 @@ type Kind struct {
 	// Scale: for a CRD with a scale subresource, the JSON paths of replicas.
 	Scale *apiextensionsv1.CustomResourceSubresourceScale
 
+	// strategy is the kind's rules for the write path (registry.go).
+	strategy     writeStrategy
 	structural   *structuralschema.Structural
 	preserve     bool
 	crd          *apiextensionsv1.CustomResourceDefinition // the CRD serving it (CRD kinds)
@@ -55,43 +69,65 @@ type Kind struct {
 }
 
 // builtinKinds is the engine's table of built-in kinds, from each kind's
-// registry strategy in k8s.io/kubernetes/pkg/registry (status subresource,
-// generation tracking). Namespaced-ness comes from the same place.
+// registry in k8s.io/kubernetes/pkg/registry (scope, status subresource,
+// generation tracking) with the write strategy the engine runs for it:
+// kube-apiserver's own, linked, where the kind has one here (linked: the
+// main resource's and the status subresource's strategies and the
+// registry's GetAttrs), else restated (genericStrategy, namespaceStrategy,
+// crdStrategy).
 var builtinKinds = []struct {
 	gvk                            schema.GroupVersionKind
 	resource                       string
 	namespaced, status, generation bool
+	strategy                       writeStrategy
 }{
-	{schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "namespaces", false, true, false},
-	{schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "configmaps", true, false, false},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, "secrets", true, false, false},
-	{schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, "serviceaccounts", true, false, false},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Service"}, "services", true, true, false},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pods", true, true, true},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", false, true, false},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Event"}, "events", true, false, false},
-	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}, "persistentvolumeclaims", true, true, false},
-	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", false, true, false},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Endpoints"}, "endpoints", true, false, false},
-	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", true, true, true},
-	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}, "replicasets", true, true, true},
-	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", true, true, true},
-	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}, "daemonsets", true, true, true},
-	{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, "jobs", true, true, true},
-	{schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}, "leases", true, false, false},
-	{schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}, "endpointslices", true, false, true},
-	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "poddisruptionbudgets", true, true, true},
-	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}, "storageclasses", false, false, false},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "namespaces", false, true, false, namespaceStrategy{builtinStrategy}},
+	{schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "configmaps", true, false, false, linked(configmap.Strategy, nil, configmap.GetAttrs)},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, "secrets", true, false, false, linked(secret.Strategy, nil, secret.GetAttrs)},
+	{schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, "serviceaccounts", true, false, false, linked(serviceaccount.Strategy, nil, nil)},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Service"}, "services", true, true, false, linked(service.Strategy, service.StatusStrategy, service.GetAttrs)},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pods", true, true, true, linked(pod.Strategy, pod.StatusStrategy, pod.GetAttrs)},
+	// A Node keeps the status it is created with (the kubelet registers
+	// its node with status; pkg/registry/core/node's strategy does not
+	// reset it; not linked, restated).
+	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", false, true, false, genericStrategy{builtin: true, keepsStatus: true}},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Event"}, "events", true, false, false, builtinStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}, "persistentvolumeclaims", true, true, false, builtinStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", false, true, false, builtinStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Endpoints"}, "endpoints", true, false, false, builtinStrategy},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", true, true, true, linked(deployment.Strategy, deployment.StatusStrategy, nil)},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}, "replicasets", true, true, true, linked(replicaset.Strategy, replicaset.StatusStrategy, replicaset.GetAttrs)},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", true, true, true, linked(statefulset.Strategy, statefulset.StatusStrategy, nil)},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}, "daemonsets", true, true, true, linked(daemonset.Strategy, daemonset.StatusStrategy, nil)},
+	{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, "jobs", true, true, true, linked(job.Strategy, job.StatusStrategy, job.GetAttrs)},
+	{schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}, "leases", true, false, false, linked(lease.Strategy, nil, nil)},
+	{schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}, "endpointslices", true, false, true, linked(endpointslice.Strategy, nil, nil)},
+	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "poddisruptionbudgets", true, true, true, linked(poddisruptionbudget.Strategy, poddisruptionbudget.StatusStrategy, nil)},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}, "storageclasses", false, false, false, builtinStrategy},
 	// VolumeAttachments (pkg/registry/storage/volumeattachment: cluster-scoped,
 	// a status subresource, no generation): Cluster API's Machine reconciler
 	// lists them before deleting a drained Node.
-	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}, "volumeattachments", false, true, false},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}, "volumeattachments", false, true, false, builtinStrategy},
 	// CSINodes (pkg/registry/storage/csinode: cluster-scoped, no status
 	// subresource, no generation): Karpenter's state reads a Node's to
 	// learn its volume limits (state/statenode.go), NotFound until a
 	// kubelet's CSI plugins register.
-	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode"}, "csinodes", false, false, false},
-	{schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "customresourcedefinitions", false, true, true},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode"}, "csinodes", false, false, false, builtinStrategy},
+	{schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "customresourcedefinitions", false, true, true, crdStrategy{}},
+}
+
+// builtinStrategy is the generic strategy of a built-in kind whose registry
+// is not linked: core validation's rules on object metadata.
+var builtinStrategy = genericStrategy{builtin: true}
+
+// strategyOf returns the strategy builtinKinds gives gk, or builtinStrategy.
+func strategyOf(gk schema.GroupKind) writeStrategy {
+	for _, b := range builtinKinds {
+		if b.gvk.GroupKind() == gk {
+			return b.strategy
+		}
+	}
+	return builtinStrategy
 }
 
 // resetFields returns the fields a write to subresource may not set, as the
@@ -134,15 +170,9 @@ func (s *Server) addBuiltins() error {
 		if b.gvk.Group == crdGVK.Group {
 			conv = crdConv
 		}
-		unconditional := true
-		if st, ok := linkedStrategies[b.gvk.GroupKind()]; ok {
-			// Leases refuse an update without a resourceVersion.
-			ctx := strategyContext(&Kind{GVK: b.gvk, Resource: b.resource}, "", "update", "")
-			unconditional = strategyAllowsUnconditionalUpdate(ctx, st.main)
-		}
 		k := &Kind{GVK: b.gvk, Resource: b.resource, Namespaced: b.namespaced, Status: b.status,
-			Generation: b.generation, Unconditional: unconditional,
-			GenerationAnnotations: b.gvk.GroupKind() == schema.GroupKind{Group: "apps", Kind: "Deployment"}}
+			Generation: b.generation, strategy: b.strategy}
+		k.Unconditional = b.strategy.allowUnconditionalUpdate(k)
 		if err := s.addKind(k, conv); err != nil {
 			return err
 		}
@@ -158,7 +188,9 @@ func (s *Server) RegisterTyped(gvk schema.GroupVersionKind, resource string, nam
 		return err
 	}
 	_, hasStatus := reflect.TypeOf(obj).Elem().FieldByName("Status")
-	k := &Kind{GVK: gvk, Resource: resource, Namespaced: namespaced, Status: hasStatus, Generation: hasStatus, Unconditional: true}
+	st := strategyOf(gvk.GroupKind())
+	k := &Kind{GVK: gvk, Resource: resource, Namespaced: namespaced, Status: hasStatus, Generation: hasStatus, strategy: st}
+	k.Unconditional = st.allowUnconditionalUpdate(k)
 	return s.addKind(k, managedfields.NewDeducedTypeConverter())
 }
 
@@ -168,9 +200,7 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 	if k.Status {
 		subs = append(subs, "status")
 	}
-	if isNamespace(k) {
-		subs = append(subs, "finalize")
-	}
+	subs = append(subs, k.strategy.subresources()...)
 	for _, sub := range subs {
 		var fm *managedfields.FieldManager
 		var err error
@@ -178,7 +208,7 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 			fm, err = managedfields.NewDefaultCRDFieldManager(conv, newUnstructuredConvertor(k), noDefaulter{}, unstructuredCreater{}, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
 		} else {
 			var def runtime.ObjectDefaulter = noDefaulter{}
-			if _, ok := linkedStrategy(k); ok {
+			if _, ok := k.strategy.registry(); ok {
 				def = builtinDefaulter{}
 			}
 			fm, err = managedfields.NewDefaultFieldManager(conv, s.scheme, def, s.scheme, k.GVK, k.GVK.GroupVersion(), sub, resetFields(k, sub))
@@ -223,7 +253,8 @@ func (s *Server) InstallCRD(crd *apiextensionsv1.CustomResourceDefinition) error
 	}
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: ver.Name, Kind: crd.Spec.Names.Kind}
 	k := &Kind{GVK: gvk, Resource: crd.Spec.Names.Plural, Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
-		Generation: true, CRD: true, preserve: crd.Spec.PreserveUnknownFields, crd: crd.DeepCopy()}
+		Generation: true, CRD: true, strategy: customResourceStrategy{}, preserve: crd.Spec.PreserveUnknownFields, crd: crd.DeepCopy()}
+	k.Unconditional = k.strategy.allowUnconditionalUpdate(k)
 	if ver.Subresources != nil {
 		k.Status = ver.Subresources.Status != nil
 		k.Scale = ver.Subresources.Scale

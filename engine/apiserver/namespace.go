@@ -23,8 +23,6 @@ var namespaceGK = schema.GroupKind{Kind: "Namespace"}
 // NamespaceLifecycle plugin with default, kube-system and kube-public).
 var immortalNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
 
-func isNamespace(k *Kind) bool { return k.GVK.GroupKind() == namespaceGK }
-
 func specFinalizers(u *unstructured.Unstructured) []string {
 	f, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "finalizers")
 	return f
@@ -59,23 +57,28 @@ func canonicalizeNamespace(u *unstructured.Unstructured) {
 	}
 }
 
-// prepareNamespaceForCreate is the namespace strategy's PrepareForCreate
-// (status Active, the "kubernetes" finalizer in spec.finalizers) and
-// Canonicalize.
-func prepareNamespaceForCreate(u *unstructured.Unstructured) {
+// namespaceStrategy is the namespace registry's strategies (restated) for
+// the write path: the main resource's, the status subresource's (the
+// common status rules) and the finalize subresource's.
+type namespaceStrategy struct{ genericStrategy }
+
+// beforeCreate is the namespace strategy's PrepareForCreate (status
+// Active, the "kubernetes" finalizer in spec.finalizers) and Canonicalize.
+func (namespaceStrategy) beforeCreate(_ *Server, _ *Kind, u *unstructured.Unstructured, _ bool) (*unstructured.Unstructured, error) {
 	u.Object["status"] = map[string]any{"phase": string(corev1.NamespaceActive)}
 	f := specFinalizers(u)
 	if !slices.Contains(f, string(corev1.FinalizerKubernetes)) {
 		setSpecFinalizers(u, append(f, string(corev1.FinalizerKubernetes)))
 	}
 	canonicalizeNamespace(u)
+	return u, nil
 }
 
-// prepareNamespaceForUpdate is PrepareForUpdate of the namespace strategy
-// (main resource: spec.finalizers and status from the old object) and of the
+// prepareForUpdate is PrepareForUpdate of the namespace strategy (main
+// resource: spec.finalizers and status from the old object) and of the
 // finalize strategy (status from the old object), then Canonicalize. The
 // status subresource is handled by the common path.
-func prepareNamespaceForUpdate(sub string, obj, old *unstructured.Unstructured) {
+func (namespaceStrategy) prepareForUpdate(_ *Server, _ *Kind, sub string, old, obj *unstructured.Unstructured) {
 	switch sub {
 	case "":
 		setSpecFinalizers(obj, specFinalizers(old))
@@ -89,6 +92,16 @@ func prepareNamespaceForUpdate(sub string, obj, old *unstructured.Unstructured) 
 	}
 	canonicalizeNamespace(obj)
 }
+
+// shouldDeleteDuringUpdate is the namespace registry's
+// ShouldDeleteNamespaceDuringUpdate: a namespace also needs an empty
+// spec.finalizers.
+func (n namespaceStrategy) shouldDeleteDuringUpdate(obj *unstructured.Unstructured) bool {
+	return n.genericStrategy.shouldDeleteDuringUpdate(obj) && len(specFinalizers(obj)) == 0
+}
+
+// subresources: the finalize subresource writes spec.finalizers.
+func (namespaceStrategy) subresources() []string { return []string{"finalize"} }
 
 // admitNamespace is the NamespaceLifecycle admission plugin's check of a
 // create of a namespaced object: the namespace must exist (404) and must not
@@ -112,6 +125,11 @@ func (s *Server) admitNamespace(k *Kind, obj *unstructured.Unstructured, ns stri
 		})
 	}
 	return err
+}
+
+// delete is the namespace registry's Delete (deleteNamespace).
+func (namespaceStrategy) delete(s *Server, k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	return s.deleteNamespace(k, req, old, opts)
 }
 
 // deleteNamespace is the namespace registry's Delete: the first delete sets

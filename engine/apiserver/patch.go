@@ -30,23 +30,18 @@ func (s *Server) Patch(req Request, pt types.PatchType, data []byte) (*unstructu
 	old, exists := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
 	verb := "patch"
-	if req.Subresource == "scale" && exists {
+	switch {
+	case req.Subresource == "scale" && exists:
 		out, err = s.patchScale(k, req, pt, data)
-		err = apiError(err)
-		s.notify(Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
-		return out, err
-	}
-	if pt == types.ApplyPatchType || pt == types.ApplyYAMLPatchType {
+	case pt == types.ApplyPatchType || pt == types.ApplyYAMLPatchType:
 		verb = "apply"
 		out, err = s.apply(k, req, old, data)
-	} else if !exists {
+	case !exists:
 		err = errNotFound(k, req.Name)
-	} else {
+	default:
 		out, err = s.patch(k, req, old, pt, data)
 	}
-	err = apiError(err)
-	s.notify(Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
-	return out, err
+	return out, s.report(k, Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
 }
 
 func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {

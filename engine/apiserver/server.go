@@ -70,6 +70,12 @@ type Server struct {
 	randDraws int
 	nameSeq   int
 	observers []func(Write)
+	// tracked collects, while tracking (Track), the accounts of the
+	// writes the tracked calls made themselves; hooks counts the
+	// after-write hooks running (their writes are the server's own).
+	tracked  []Write
+	tracking bool
+	hooks    int
 	// notified is the store revision the last notified write left: the
 	// events after it belong to the next write.
 	notified int64
@@ -93,11 +99,6 @@ type Write struct {
 	// a no-op or a refused request, one for most writes.
 	Events []store.Event
 }
-
-// ByServer reports whether the server made the write itself, following
-// another (the apiextensions controllers' CRD writes): callers attribute it
-// to the server, not to whoever made the write it follows.
-func (w Write) ByServer() bool { return w.Manager == CRDManager }
 
 // New returns a server with kube-apiserver's start-up namespaces (default,
 // kube-system, kube-public, kube-node-lease) already created.
@@ -150,18 +151,49 @@ func (s *Server) Ablations() Ablations { return s.ablate }
 // Observe registers fn to be called after every write request.
 func (s *Server) Observe(fn func(Write)) { s.observers = append(s.observers, fn) }
 
-func (s *Server) notify(w Write) {
+// Track runs fn, which calls s's verbs, and returns the accounts of the
+// writes those calls made (what each replaced, the store events it
+// produced), in order: not the writes the server made in their wake (its
+// after-write hooks, e.g. the apiextensions controllers establishing a
+// created CRD), which callers attribute to the server, not to whoever made
+// the write they follow. Observers still see every write.
+func (s *Server) Track(fn func() error) ([]Write, error) {
+	prev, was := s.tracked, s.tracking
+	s.tracked, s.tracking = nil, true
+	err := fn()
+	ws := s.tracked
+	s.tracked, s.tracking = prev, was
+	return ws, err
+}
+
+// report ends a verb that wrote (or tried to write) an object of kind k:
+// it returns err as the API answers it (apiError), after reporting the
+// write w, with written's resourceVersion and that error, through finish.
+func (s *Server) report(k *Kind, w Write, written *unstructured.Unstructured, err error) error {
+	w.RVAfter, w.Err = rvOf(written), apiError(err)
+	s.finish(k, w)
+	return w.Err
+}
+
+// finish reports a write of a k, with the store events it produced, to
+// the observers and, unless an after-write hook made it, to Track; then
+// runs k's after-write hook (the generic store's
+// AfterCreate/AfterUpdate/AfterDelete), whose own writes are reported
+// after it.
+func (s *Server) finish(k *Kind, w Write) {
 	if rev := s.store.Rev(); rev > s.notified {
 		w.Events = s.store.Events(s.notified, rev)
 		s.notified = rev
 	}
+	if s.tracking && s.hooks == 0 {
+		s.tracked = append(s.tracked, w)
+	}
 	for _, fn := range s.observers {
 		fn(w)
 	}
-	// The apiextensions controllers act after a CRD write is stored.
-	if w.Err == nil && w.Key.GroupKind == crdGVK.GroupKind() && len(w.Events) > 0 && s.kinds[crdGVK.GroupKind()] != nil {
-		s.followCRD(w.Events[len(w.Events)-1])
-	}
+	s.hooks++
+	defer func() { s.hooks-- }()
+	k.strategy.afterWrite(s, w)
 }
 
 // now returns the clock truncated to seconds, the precision metav1.Time

@@ -23,9 +23,7 @@ import (
 // built-in rule unmeasured (Namespace status writes have their own rules,
 // namespace.go).
 
-func statusKeepsMetadata(k *Kind) bool {
-	return !k.CRD && k.GVK.Group != crdGVK.Group
-}
+func statusKeepsMetadata(k *Kind) bool { return k.strategy.builtinMeta() }
 
 func statusResetsLabels(k *Kind) bool {
 	return k.GVK.GroupKind() == schema.GroupKind{Group: "apps", Kind: "Deployment"}

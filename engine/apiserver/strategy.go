@@ -2,18 +2,14 @@ package apiserver
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 
 	// kube-apiserver's own registry: the internal API types with their
 	// v1 conversions and defaulting (installed into legacyscheme by the
@@ -25,65 +21,10 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
-	api "k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
-	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
-	"k8s.io/kubernetes/pkg/registry/apps/deployment"
-	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
-	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
-	"k8s.io/kubernetes/pkg/registry/batch/job"
-	"k8s.io/kubernetes/pkg/registry/coordination/lease"
-	"k8s.io/kubernetes/pkg/registry/core/configmap"
-	"k8s.io/kubernetes/pkg/registry/core/pod"
-	"k8s.io/kubernetes/pkg/registry/core/secret"
-	"k8s.io/kubernetes/pkg/registry/core/service"
-	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
-	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
-	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
 )
-
-// registryStrategy is a built-in kind's strategy pair from
-// k8s.io/kubernetes/pkg/registry: the main resource's and, when the kind
-// has one, its status subresource's.
-type registryStrategy struct {
-	main   rest.RESTCreateUpdateStrategy
-	status rest.RESTUpdateStrategy
-	// attrs is the registry's GetAttrs, when it has its own: the fields a
-	// field selector can name (nil: metadata.name and metadata.namespace).
-	attrs func(runtime.Object) (labels.Set, fields.Set, error)
-}
-
-// linkedStrategies are the built-in kinds whose writes run kube-apiserver's
-// own strategy (PrepareForCreate / PrepareForUpdate, Validate /
-// ValidateUpdate, Canonicalize) on the internal version of the object, and
-// whose request bodies get the v1 defaulting functions. Every other
-// built-in kind keeps the engine's restated rules (decode.go, pod.go,
-// namespace.go) and object-meta validation only.
-var linkedStrategies = map[schema.GroupKind]registryStrategy{
-	{Group: "apps", Kind: "Deployment"}:                {deployment.Strategy, deployment.StatusStrategy, nil},
-	{Group: "apps", Kind: "ReplicaSet"}:                {replicaset.Strategy, replicaset.StatusStrategy, replicaset.GetAttrs},
-	{Group: "apps", Kind: "StatefulSet"}:               {statefulset.Strategy, statefulset.StatusStrategy, nil},
-	{Group: "apps", Kind: "DaemonSet"}:                 {daemonset.Strategy, daemonset.StatusStrategy, nil},
-	{Group: "batch", Kind: "Job"}:                      {job.Strategy, job.StatusStrategy, job.GetAttrs},
-	{Kind: "ConfigMap"}:                                {configmap.Strategy, nil, configmap.GetAttrs},
-	{Kind: "Secret"}:                                   {secret.Strategy, nil, secret.GetAttrs},
-	{Kind: "Pod"}:                                      {pod.Strategy, pod.StatusStrategy, pod.GetAttrs},
-	{Kind: "ServiceAccount"}:                           {serviceaccount.Strategy, nil, nil},
-	{Kind: "Service"}:                                  {service.Strategy, service.StatusStrategy, service.GetAttrs},
-	{Group: "policy", Kind: "PodDisruptionBudget"}:     {poddisruptionbudget.Strategy, poddisruptionbudget.StatusStrategy, nil},
-	{Group: "coordination.k8s.io", Kind: "Lease"}:      {lease.Strategy, nil, nil},
-	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: {endpointslice.Strategy, nil, nil},
-}
-
-func linkedStrategy(k *Kind) (registryStrategy, bool) {
-	if k.CRD {
-		return registryStrategy{}, false
-	}
-	st, ok := linkedStrategies[k.GVK.GroupKind()]
-	return st, ok
-}
 
 // builtinDefaulter runs the v1 defaulting functions kube-apiserver
 // registers for a built-in type (SetObjectDefaults_*, from
@@ -105,7 +46,7 @@ func (builtinDefaulter) Default(obj runtime.Object) {
 // templateGeneration as its deprecated annotation, is as the field manager
 // sees it). It returns the typed v1 object, or obj for other kinds.
 func decodeLinked(k *Kind, obj runtime.Object) (runtime.Object, error) {
-	if _, ok := linkedStrategy(k); !ok {
+	if _, ok := k.strategy.registry(); !ok {
 		return obj, nil
 	}
 	legacyscheme.Scheme.Default(obj)
@@ -154,77 +95,6 @@ func (s *Server) fromInternal(k *Kind, obj runtime.Object) (*unstructured.Unstru
 	return s.untyped(k, v1)
 }
 
-// prepareCreate runs k8s.io/apiserver's rest.BeforeCreate with the kind's
-// strategy (PrepareForCreate, Validate, object-meta validation, 422 on
-// errors, Canonicalize). It returns obj
-// unchanged for a kind without a linked strategy.
-func (s *Server) prepareCreate(k *Kind, obj *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
-	st, ok := linkedStrategy(k)
-	if !ok {
-		return obj, nil
-	}
-	in, err := s.toInternal(k, obj)
-	if err != nil {
-		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
-	}
-	if svc, ok := in.(*api.Service); ok {
-		if err := s.beginServiceWrite(svc, nil, dryRun); err != nil {
-			return nil, err
-		}
-	}
-	ctx := strategyContext(k, obj.GetNamespace(), "create", "")
-	if err := rest.BeforeCreate(st.main, ctx, in); err != nil {
-		return nil, err
-	}
-	out, err := s.fromInternal(k, in)
-	if err != nil {
-		return nil, err
-	}
-	return s.keepAblated(k, obj, out), nil
-}
-
-// prepareUpdate runs rest.BeforeUpdate with the strategy of the
-// subresource written (generation from the old object, PrepareForUpdate,
-// uid, creation and deletion timestamps and grace period kept from the old
-// object, common-field and ValidateUpdate validation, Canonicalize).
-func (s *Server) prepareUpdate(k *Kind, sub string, old, obj *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
-	st, ok := linkedStrategy(k)
-	if !ok {
-		return obj, nil
-	}
-	var strategy rest.RESTUpdateStrategy = st.main
-	if sub == "status" {
-		if st.status == nil {
-			return obj, nil
-		}
-		strategy = st.status
-	} else if sub != "" {
-		return obj, nil
-	}
-	in, err := s.toInternal(k, obj)
-	if err != nil {
-		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
-	}
-	oldIn, err := s.toInternal(k, old)
-	if err != nil {
-		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
-	}
-	if svc, ok := in.(*api.Service); ok && sub == "" {
-		if err := s.beginServiceWrite(svc, oldIn.(*api.Service), dryRun); err != nil {
-			return nil, err
-		}
-	}
-	ctx := strategyContext(k, obj.GetNamespace(), "update", sub)
-	if err := rest.BeforeUpdate(strategy, ctx, in, oldIn); err != nil {
-		return nil, err
-	}
-	out, err := s.fromInternal(k, in)
-	if err != nil {
-		return nil, err
-	}
-	return s.keepAblated(k, obj, out), nil
-}
-
 // keepAblated undoes what a strategy did to a semantic the server has
 // switched off on purpose (generation, the status subresource), so that an
 // ablation stays an ablation for linked kinds too.
@@ -240,36 +110,6 @@ func (s *Server) keepAblated(k *Kind, before, after *unstructured.Unstructured) 
 		}
 	}
 	return after
-}
-
-// allowCreateOnUpdate reports whether the kind's linked strategy lets an
-// update of a missing object create it (AllowCreateOnUpdate).
-func allowCreateOnUpdate(k *Kind, namespace string) bool {
-	st, ok := linkedStrategy(k)
-	return ok && strategyAllowsCreateOnUpdate(strategyContext(k, namespace, "update", ""), st.main)
-}
-
-// defaultOrphans reports whether a delete without a propagation policy
-// orphans dependents, as the generic store's shouldOrphanDependents decides
-// it when the request names no policy: a foregroundDeletion or orphan
-// finalizer already on the object decides; otherwise the strategy's
-// DefaultGarbageCollectionPolicy for the request's version (batch/v1 Jobs:
-// OrphanDependents, for backward compatibility).
-func defaultOrphans(k *Kind, obj *unstructured.Unstructured) bool {
-	for _, f := range obj.GetFinalizers() {
-		switch f {
-		case metav1.FinalizerOrphanDependents:
-			return true
-		case metav1.FinalizerDeleteDependents:
-			return false
-		}
-	}
-	st, ok := linkedStrategy(k)
-	if !ok {
-		return false
-	}
-	gc, ok := st.main.(rest.GarbageCollectionDeleteStrategy)
-	return ok && gc.DefaultGarbageCollectionPolicy(strategyContext(k, obj.GetNamespace(), "delete", "")) == rest.OrphanDependents
 }
 
 // fieldSelector converts a field selector's labels as kube-apiserver does
@@ -304,7 +144,7 @@ func (s *Server) selectableFields(k *Kind, obj *unstructured.Unstructured) (fiel
 		}
 		return set, nil
 	}
-	st, ok := linkedStrategy(k)
+	st, ok := k.strategy.registry()
 	if !ok || st.attrs == nil {
 		return meta, nil
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 // The linked registry strategies and the storage rules restated around
-// them (strategy.go, service.go, read.go); each is pinned against a real
+// them (linked.go, service.go, read.go); each is pinned against a real
 // kube-apiserver by the fidelity case named.
 func TestLinkedRegistry(t *testing.T) {
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "a"}},

@@ -2,14 +2,10 @@ package apiserver
 
 import (
 	"slices"
-	"strings"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	v1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -31,9 +27,7 @@ func (s *Server) Create(req Request, obj *unstructured.Unstructured) (*unstructu
 		return nil, apierrors.NewMethodNotSupported(k.groupResource(), "create "+req.Subresource)
 	}
 	out, err := s.create(k, req, obj, true)
-	err = apiError(err)
-	s.notify(Write{Verb: "create", Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager, RVAfter: rvOf(out), Err: err})
-	return out, err
+	return out, s.report(k, Write{Verb: "create", Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager}, out, err)
 }
 
 func nameOf(out, in *unstructured.Unstructured) string {
@@ -56,13 +50,12 @@ func rvOf(u *unstructured.Unstructured) string {
 // create runs the create path; track says whether managed fields still have
 // to be computed (false when Apply already did).
 func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, track bool) (*unstructured.Unstructured, error) {
-	_, linked := linkedStrategy(k)
+	st := k.strategy
 	// A resourceVersion on a new object is refused by the storage (500),
-	// after the strategy's validation: for kinds with a linked strategy the
-	// check is made in that order below; the others keep the engine's
-	// earlier order (their validation is object-meta only).
+	// after the strategy's validation, below; a strategy may have the
+	// engine refuse it first (genericStrategy says why).
 	rvSet := in.GetResourceVersion() != ""
-	if rvSet && !linked {
+	if rvSet && st.storageChecksFirst() {
 		return nil, errRVOnCreate()
 	}
 	obj, err := s.normalize(k, in)
@@ -108,7 +101,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 		key = storeKey(k, obj.GetNamespace(), obj.GetName())
 		_, _, exists = s.store.Peek(key, 0)
 	}
-	if exists && !linked {
+	if exists && st.storageChecksFirst() {
 		return nil, errAlreadyExists(k, obj.GetName())
 	}
 	if !exists && !rvSet {
@@ -122,17 +115,8 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 	obj.SetDeletionTimestamp(nil)
 	obj.SetDeletionGracePeriodSeconds(nil)
 	obj.SetSelfLink("")
-	if k.Generation && !s.ablate.Generation {
-		obj.SetGeneration(1)
-	} else if !s.ablate.Generation {
-		obj.SetGeneration(0)
-	}
-	if s.hasStatus(k) && !keepsStatusOnCreate(k) {
-		// PrepareForCreate: a create may not set status.
-		unstructured.RemoveNestedField(obj.Object, "status")
-		if obj, err = s.normalize(k, obj); err != nil {
-			return nil, err
-		}
+	if obj, err = st.prepareForCreate(s, k, obj); err != nil {
+		return nil, err
 	}
 	if track {
 		if obj, err = s.trackUpdate(k, "", nil, obj, req.FieldManager); err != nil {
@@ -143,60 +127,20 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 		return nil, err
 	}
 	// rest.BeforeCreate, after the field manager as in the real handler.
-	if obj, err = s.prepareCreate(k, obj, req.DryRun); err != nil {
+	if obj, err = st.beforeCreate(s, k, obj, req.DryRun); err != nil {
 		return nil, err
 	}
+	// The storage's refusals.
 	if rvSet {
 		return nil, errRVOnCreate()
 	}
 	if exists {
 		return nil, errAlreadyExists(k, obj.GetName())
 	}
-	if isNamespace(k) {
-		// rest.BeforeCreate runs after the field manager.
-		prepareNamespaceForCreate(obj)
-	}
-
 	if req.DryRun {
 		return obj, nil
 	}
 	return s.store.Put(key, obj, 0)
-}
-
-func (s *Server) hasStatus(k *Kind) bool { return k.Status && !s.ablate.StatusSubresource }
-
-// trackUpdate records an Update operation by manager in managed fields, as
-// the real server's field manager does for create, update and patch.
-func (s *Server) trackUpdate(k *Kind, sub string, live, obj *unstructured.Unstructured, manager string) (*unstructured.Unstructured, error) {
-	fm := k.fieldManager[sub]
-	if fm == nil {
-		return obj, nil
-	}
-	if live == nil {
-		live = &unstructured.Unstructured{}
-		live.SetGroupVersionKind(k.GVK)
-	}
-	if live.GetUID() == "" && len(live.GetManagedFields()) == 0 {
-		// The field manager draws from math/rand's global source once
-		// for a create (skipNonAppliedManager: tracking starts on create
-		// with a probability, 1 here); Clone draws as often. (The uid
-		// first: every stored object has one, and decoding the managed
-		// fields of the live object was 3 % of a writing step.)
-		s.randDraws++
-	}
-	liveT, err := s.typed(k, live)
-	if err != nil {
-		return nil, err
-	}
-	newT, err := s.typed(k, obj)
-	if err != nil {
-		return nil, err
-	}
-	if manager == "" {
-		manager = "unknown"
-	}
-	out := fm.UpdateNoErrors(liveT, newT, manager)
-	return s.untyped(k, out)
 }
 
 // Update replaces an object (or its status), as PUT does.
@@ -214,7 +158,7 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 	key := storeKey(k, req.Namespace, req.Name)
 	old, ok := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
-	if !ok && req.Subresource == "" && allowCreateOnUpdate(k, req.Namespace) {
+	if !ok && req.Subresource == "" && k.strategy.allowCreateOnUpdate(k, req.Namespace) {
 		// The strategy allows PUT to create (Service, ...): the generic
 		// store's GuaranteedUpdate creates through rest.BeforeCreate.
 		in := obj.DeepCopy()
@@ -225,9 +169,7 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 	} else {
 		out, err = s.update(k, req, old, obj, true, "update")
 	}
-	err = apiError(err)
-	s.notify(Write{Verb: "update", Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old), RVAfter: rvOf(out), Err: err})
-	return out, err
+	return out, s.report(k, Write{Verb: "update", Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
 }
 
 // update is the common path of Update, Patch and Apply on an existing
@@ -237,7 +179,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	if sub == "status" && !s.hasStatus(k) {
 		return nil, errNoSubresource(k, req.Name)
 	}
-	if sub != "" && sub != "status" && (sub != "finalize" || !isNamespace(k)) {
+	if sub != "" && sub != "status" && !slices.Contains(k.strategy.subresources(), sub) {
 		return nil, apierrors.NewBadRequest("unsupported subresource " + sub)
 	}
 	if in.GetName() != "" && in.GetName() != old.GetName() {
@@ -290,9 +232,6 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 			}
 		}
 	}
-	if isNamespace(k) {
-		prepareNamespaceForUpdate(sub, obj, old)
-	}
 	// System fields an update cannot change (rest.BeforeUpdate).
 	obj.SetNamespace(old.GetNamespace())
 	obj.SetName(old.GetName())
@@ -308,6 +247,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	if !s.ablate.Generation {
 		obj.SetGeneration(old.GetGeneration())
 	}
+	k.strategy.prepareForUpdate(s, k, sub, old, obj)
 	if errs := withoutManagedFields(apivalidation.ValidateObjectMetaAccessorUpdate(obj, old, field.NewPath("metadata"))); len(errs) > 0 {
 		errs = slices.DeleteFunc(errs, func(e *field.Error) bool {
 			// Checked below with the real server's message.
@@ -328,14 +268,6 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 			}
 		}
 	}
-	// For a kind with a linked strategy, generation is the strategy's
-	// (PrepareForUpdate below); some strategies increment the request's
-	// generation, which rest.BeforeUpdate has set to the old one.
-	if _, linked := linkedStrategy(k); !linked && k.Generation && !s.ablate.Generation &&
-		(!apiequality.Semantic.DeepEqual(nonMetadata(obj, s.hasStatus(k)), nonMetadata(old, s.hasStatus(k))) ||
-			(k.GenerationAnnotations && !apiequality.Semantic.DeepEqual(obj.GetAnnotations(), old.GetAnnotations()))) {
-		obj.SetGeneration(old.GetGeneration() + 1)
-	}
 	if track {
 		if deduped && verb == "patch" && sub == "" {
 			// The patch handler dedups after the field manager has seen the
@@ -355,7 +287,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		return nil, err
 	}
 	// rest.BeforeUpdate, after the field manager as in the real handler.
-	if obj, err = s.prepareUpdate(k, sub, old, obj, req.DryRun); err != nil {
+	if obj, err = k.strategy.beforeUpdate(s, k, sub, old, obj, req.DryRun); err != nil {
 		return nil, err
 	}
 	if semanticEqualIgnoringRV(obj, old) && !s.ablate.NoopWrites {
@@ -366,93 +298,9 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	}
 	key := storeKey(k, old.GetNamespace(), old.GetName())
 	oldRev := s.store.CurrentRev(key)
-	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 &&
-		(!isNamespace(k) || len(specFinalizers(obj)) == 0) {
-		// (ShouldDeleteNamespaceDuringUpdate: a namespace also needs an
-		// empty spec.finalizers.)
+	if k.strategy.shouldDeleteDuringUpdate(obj) {
 		// The last finalizer is gone: the update becomes the deletion.
 		return s.store.Delete(key, obj, oldRev)
 	}
 	return s.store.Put(key, obj, oldRev)
-}
-
-// standardFinalizers are the finalizer names core validation accepts without
-// a domain prefix.
-var standardFinalizers = []string{"kubernetes", metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents}
-
-// validateMeta runs apimachinery's object-meta validation, plus, for
-// built-in kinds, core validation's stricter finalizer-name rule (custom
-// resources get only apimachinery's, and so do CustomResourceDefinitions:
-// apiextensions-apiserver validates their metadata with apimachinery's
-// rules, which is how its own cleanup finalizer passes).
-func validateMeta(k *Kind, obj *unstructured.Unstructured) field.ErrorList {
-	errs := apivalidation.ValidateObjectMetaAccessor(obj, k.Namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	if !k.CRD && k.GVK.Group != crdGVK.Group {
-		for i, f := range obj.GetFinalizers() {
-			if !slices.Contains(standardFinalizers, f) && !strings.Contains(f, "/") {
-				errs = append(errs, field.Invalid(field.NewPath("metadata", "finalizers").Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
-			}
-		}
-	}
-	return errs
-}
-
-// withoutManagedFields drops the errors about metadata.managedFields from a
-// validation run before the field manager: kube-apiserver validates object
-// metadata in rest.BeforeCreate/BeforeUpdate, after its handlers ran the
-// field manager, which rewrites managedFields (it resets them on
-// managedFields: [{}], and replaces entries it cannot decode with the live
-// object's). Crossplane's PatchingManagedFieldsUpgrader sends exactly that
-// reset. validateManagedFields checks them afterwards.
-func withoutManagedFields(errs field.ErrorList) field.ErrorList {
-	return slices.DeleteFunc(errs, func(e *field.Error) bool {
-		return e.Field == "metadata.managedFields" || strings.HasPrefix(e.Field, "metadata.managedFields[") ||
-			strings.HasPrefix(e.Field, "metadata.managedFields.")
-	})
-}
-
-// validateManagedFields is object-meta validation's managedFields check
-// (v1validation.ValidateManagedFields, which ValidateObjectMetaAccessor and
-// its update variant run), on the managed fields as the field manager left
-// them.
-func validateManagedFields(k *Kind, name string, obj *unstructured.Unstructured) error {
-	if errs := v1validation.ValidateManagedFields(obj.GetManagedFields(), field.NewPath("metadata", "managedFields")); len(errs) > 0 {
-		return errInvalid(k, name, errs...)
-	}
-	return nil
-}
-
-// dedupOwnerReferences collapses exact duplicate owner references in a
-// request body, as kube-apiserver's create, update and patch handlers do
-// (dedupOwnerReferences in k8s.io/apiserver/pkg/endpoints/handlers/rest.go,
-// unexported, so restated here): an entry is dropped only when an earlier
-// entry with the same uid is semantically equal to it; entries sharing a uid
-// but differing in any field are kept. The real server also returns a
-// warning, which the engine does not model.
-// It reports whether it dropped any.
-func dedupOwnerReferences(obj *unstructured.Unstructured) bool {
-	refs := obj.GetOwnerReferences()
-	if len(refs) < 2 {
-		return false
-	}
-	var out []metav1.OwnerReference
-	dup := false
-	for _, ref := range refs {
-		if slices.ContainsFunc(out, func(r metav1.OwnerReference) bool {
-			return r.UID == ref.UID && apiequality.Semantic.DeepEqual(r, ref)
-		}) {
-			dup = true
-			continue
-		}
-		out = append(out, ref)
-	}
-	if dup {
-		obj.SetOwnerReferences(out)
-	}
-	return dup
-}
-
-func errRVOnCreate() error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500,
-		Message: "resourceVersion should not be set on objects to be created"}}
 }

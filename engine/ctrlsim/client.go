@@ -93,15 +93,11 @@ func (c *Client) call(ctx context.Context, op *Op, fn func() error) error {
 	writes, err := c.env.Track(fn)
 	op.Err = err
 	for _, w := range writes {
-		if !w.ByServer() {
-			// The call's own write, not what the server did on its own
-			// in its wake (a created CRD being established): a create's
-			// RVBefore stays "".
-			if op.IsWrite() {
-				op.RVBefore = w.RVBefore
-			}
-			op.Written = append(op.Written, w.Events...)
+		// The call's own writes (a create's RVBefore stays "").
+		if op.IsWrite() {
+			op.RVBefore = w.RVBefore
 		}
+		op.Written = append(op.Written, w.Events...)
 	}
 	c.hooks.AfterCall(op)
 	return op.Err

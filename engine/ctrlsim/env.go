@@ -18,29 +18,20 @@ type Env struct {
 	Server *apiserver.Server
 	Scheme *runtime.Scheme
 	mu     sync.Mutex
-	// writes are the server's accounts of the writes made by the call in
-	// progress (pushed through Server.Observe): what each replaced and the
-	// store events it produced, computed once, by the server.
-	writes []apiserver.Write
 	// typed holds cached reads' conversions (typedmemo.go).
 	typed typedMemo
 }
 
 // NewEnv wraps a server.
 func NewEnv(srv *apiserver.Server) *Env {
-	e := &Env{Server: srv, Scheme: srv.Scheme()}
-	srv.Observe(func(w apiserver.Write) { e.writes = append(e.writes, w) })
-	return e
+	return &Env{Server: srv, Scheme: srv.Scheme()}
 }
 
 // Track runs fn, which calls the server, and returns the server's accounts
-// of the writes it made. Call it with the lock held.
+// of the writes fn's calls made (Server.Track: not what the server did in
+// their wake). Call it with the lock held.
 func (e *Env) Track(fn func() error) ([]apiserver.Write, error) {
-	e.writes = nil
-	err := fn()
-	ws := e.writes
-	e.writes = nil
-	return ws, err
+	return e.Server.Track(fn)
 }
 
 // Op is one API call at the boundary, as recorded for traces.

@@ -736,9 +736,6 @@ func (w *world) userWrite(op, sub string, obj *unstructured.Unstructured, patch 
 	writes, err := w.env.Track(func() error { return w.userCall(op, sub, obj, patch, pt, prop) })
 	var evs []store.Event
 	for _, wr := range writes {
-		if wr.ByServer() {
-			continue
-		}
 		for _, ev := range wr.Events {
 			w.recordWrite(UserWriter, op, sub, nil, ev, false)
 		}
