@@ -3,15 +3,12 @@
 package ctrlbugs
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	ctrlbugs "github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/trace"
@@ -28,50 +25,23 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	enginetest.RegisterImmortal(p)
-	scn, err := ctrlbugs.LoadScenario(filepath.Join(enginetest.RepoRoot(t), "scenarios", "capi", "md-scale-up.json"), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var traces [2][]byte
-	for i := range traces {
-		enginetest.Bubble(t, 1, func(t *testing.T) {
-			cfg, _, err := ctrlbugs.Compile(scn, p, ctrlbugs.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := explore.Run(t.Context(), cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			traces[i] = r.Finish(nil, nil) // r.Trace is complete only after Finish
-			tr, err := trace.Read(bytes.NewReader(traces[i]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i == 0 {
-				enginetest.LogTrace(t, r, tr, false)
-			}
+	run := 0
+	enginetest.Smoke{
+		Config: enginetest.ScenarioConfig(t, p, "capi/md-scale-up.json"),
+		Check: func(t *testing.T, r *explore.Result, tr *trace.Trace) {
 			if os.Getenv("CAPI_SMOKE_STEP") != "" {
 				for _, s := range tr.Steps {
 					if fmt.Sprint(s.Step) == os.Getenv("CAPI_SMOKE_STEP") {
 						for _, op := range s.Ops {
-							t.Logf("run %d step %d: %s %s %s %s", i, s.Step, op.Verb, op.Sub, op.Kind, op.Key)
+							t.Logf("run %d step %d: %s %s %s %s", run, s.Step, op.Verb, op.Sub, op.Kind, op.Key)
 						}
 					}
 				}
 			}
-			for _, pr := range r.Panics {
-				t.Errorf("panic in %s at step %d: %s", pr.Controller, pr.Step, pr.Value)
-			}
+			run++
 			checkSmoke(t, r.Final)
-		})
-	}
-	if len(traces[0]) == 0 {
-		t.Fatal("no trace")
-	}
-	if d := enginetest.FirstDifference(traces[0], traces[1]); d != "" {
-		t.Errorf("two runs differ: %s", d)
-	}
+		},
+	}.RunTwice(t)
 }
 
 func checkSmoke(t *testing.T, st explore.State) {

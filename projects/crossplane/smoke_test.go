@@ -3,7 +3,6 @@
 package ctrlbugs
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -80,9 +79,9 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var traces [2][]byte
-	for i := range traces {
-		enginetest.Bubble(t, 1, func(t *testing.T) {
+	enginetest.Smoke{
+		LogReads: true,
+		Config: func(t *testing.T) *explore.Config {
 			crdExists := explore.Trigger{Desc: "the XR's CRD exists", When: func(st explore.State) (bool, error) {
 				return enginetest.FindObject(st, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "xwidgets.example.org") != nil, nil
 			}}
@@ -96,19 +95,9 @@ func TestSmoke(t *testing.T) {
 				MaxSteps:    60,
 				Horizon:     5 * time.Minute,
 			}
-			r, err := explore.Run(t.Context(), cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			traces[i] = r.Finish(nil, nil) // the trace is complete once finished
-			tr, err := trace.Read(bytes.NewReader(traces[i]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i == 0 {
-				enginetest.LogTrace(t, r, tr, true)
-			}
-
+			return cfg
+		},
+		Check: func(t *testing.T, r *explore.Result, tr *trace.Trace) {
 			xrd := enginetest.FindObject(r.Final, "apiextensions.crossplane.io/v1", "CompositeResourceDefinition", "", "xwidgets.example.org")
 			if s, reason := enginetest.Condition(xrd, "Established"); s != "True" {
 				t.Errorf("XRD Established=%q (%s), want True", s, reason)
@@ -139,9 +128,6 @@ func TestSmoke(t *testing.T) {
 			if s, reason := enginetest.Condition(xr, "Ready"); s != "True" {
 				t.Errorf("XR Ready=%q (%s), want True", s, reason)
 			}
-		})
-	}
-	if d := enginetest.FirstDifference(traces[0], traces[1]); d != "" {
-		t.Errorf("two runs differ: %s", d)
-	}
+		},
+	}.RunTwice(t)
 }

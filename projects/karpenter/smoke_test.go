@@ -12,7 +12,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	ctrlbugs "github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/trace"
@@ -29,32 +28,10 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	enginetest.RegisterImmortal(p)
-	scn, err := ctrlbugs.LoadScenario(filepath.Join(enginetest.RepoRoot(t), "scenarios", "karpenter", "provision-one.json"), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var traces [2][]byte
-	for i := range traces {
-		enginetest.Bubble(t, 1, func(t *testing.T) {
-			cfg, _, err := ctrlbugs.Compile(scn, p, ctrlbugs.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := explore.Run(t.Context(), cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			traces[i] = r.Finish(nil, nil)
-			tr, err := trace.Read(bytes.NewReader(traces[i]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i == 0 {
-				enginetest.LogTrace(t, r, tr, false)
-			}
-			for _, pr := range r.Panics {
-				t.Errorf("panic in %s at step %d: %s\n%s", pr.Controller, pr.Step, pr.Value, pr.Stack)
-			}
+	run := 0
+	enginetest.Smoke{
+		Config: enginetest.ScenarioConfig(t, p, "karpenter/provision-one.json"),
+		Check: func(t *testing.T, r *explore.Result, _ *trace.Trace) {
 			if d := os.Getenv("KARPENTER_SMOKE_DUMP"); d != "" {
 				var b bytes.Buffer
 				for _, o := range r.Final.Objects {
@@ -62,14 +39,12 @@ func TestSmoke(t *testing.T) {
 					b.Write(j)
 					b.WriteByte('\n')
 				}
-				_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("final-%d.jsonl", i)), b.Bytes(), 0o644)
+				_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("final-%d.jsonl", run)), b.Bytes(), 0o644)
 			}
+			run++
 			checkSmoke(t, r.Final)
-		})
-	}
-	if d := enginetest.FirstDifference(traces[0], traces[1]); d != "" {
-		t.Errorf("two runs differ: %s", d)
-	}
+		},
+	}.RunTwice(t)
 }
 
 func checkSmoke(t *testing.T, st explore.State) {

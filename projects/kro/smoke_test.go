@@ -1,7 +1,6 @@
 package kro
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -65,9 +64,10 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var traces [2][]byte
-	for i := range traces {
-		enginetest.Bubble(t, 1, func(t *testing.T) {
+	var syncsBefore, routedBefore int64
+	enginetest.Smoke{
+		LogReads: true,
+		Config: func(t *testing.T) *explore.Config {
 			crdExists := explore.Trigger{Desc: "the RGD's CRD exists", When: func(st explore.State) (bool, error) {
 				return enginetest.FindObject(st, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "webapps.kro.run") != nil, nil
 			}}
@@ -81,24 +81,15 @@ func TestSmoke(t *testing.T) {
 				MaxSteps:    60,
 				Horizon:     2 * time.Minute,
 			}
-			syncsBefore, routedBefore := enqueueSyncs.Load(), routedSyncs.Load()
-			r, err := explore.Run(t.Context(), cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			syncsBefore, routedBefore = enqueueSyncs.Load(), routedSyncs.Load()
+			return cfg
+		},
+		Check: func(t *testing.T, r *explore.Result, tr *trace.Trace) {
 			if enqueueSyncs.Load() == syncsBefore {
 				t.Error("no enqueue of the instance became a sync point: did upstream's \"Enqueueing object\" line change? (steps.go)")
 			}
 			if routedSyncs.Load() == routedBefore {
 				t.Error("no child event routed to the instance became a sync point: did upstream's \"Coordinator routed event to instance\" line change? (steps.go)")
-			}
-			traces[i] = r.Finish(nil, nil)
-			tr, err := trace.Read(bytes.NewReader(traces[i]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i == 0 {
-				enginetest.LogTrace(t, r, tr, true)
 			}
 			rgd := enginetest.FindObject(r.Final, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "webapp")
 			if rgd == nil {
@@ -151,9 +142,6 @@ func TestSmoke(t *testing.T) {
 			} else if st, _, _ := unstructured.NestedString(inst.Object, "status", "state"); st != "ACTIVE" {
 				t.Errorf("instance status: %v, want state ACTIVE", inst.Object["status"])
 			}
-		})
-	}
-	if d := enginetest.FirstDifference(traces[0], traces[1]); d != "" {
-		t.Errorf("two runs differ: %s", d)
-	}
+		},
+	}.RunTwice(t)
 }
