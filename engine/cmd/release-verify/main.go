@@ -33,7 +33,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -178,10 +177,6 @@ func readReleases(root, project string) ([]Release, error) {
 	return rf.Releases, nil
 }
 
-// verdictLine matches TestFindings's one line per finding: its verdict
-// (verify, reproduce), what it recorded (record), HARNESS-BROKEN.
-var verdictLine = regexp.MustCompile(`^([a-z0-9]+-[a-z0-9]+)(:? )((?:recorded |[A-Z]).*)$`)
-
 // runJob builds the project at the release in a fresh scratch copy and
 // runs its findings there; it reports whether every one verified.
 func runJob(ctx context.Context, root, scratch, logs string, files []string, j job, record bool, all []*finding.Finding) (bool, error) {
@@ -261,12 +256,10 @@ func runJob(ctx context.Context, root, scratch, logs string, files []string, j j
 	sc := bufio.NewScanner(&out)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		m := verdictLine.FindStringSubmatch(sc.Text())
-		if m == nil || !slices.Contains(j.ids, m[1]) {
-			continue
+		if id, line, ok := onRelease(sc.Text(), j.ids, j.release.Version); ok {
+			seen[id] = true
+			fmt.Println(line)
 		}
-		seen[m[1]] = true
-		fmt.Printf("%s@%s%s%s\n", m[1], j.release.Version, m[2], m[3])
 	}
 	for _, id := range j.ids {
 		if !seen[id] {
@@ -296,6 +289,18 @@ func runJob(ctx context.Context, root, scratch, logs string, files []string, j j
 	}
 	fmt.Printf("%s@%s: built and run in %s (log: %s)\n", j.project, j.release.Version, time.Since(start).Round(time.Second), rel(root, logPath))
 	return ok, nil
+}
+
+// onRelease reads TestFindings's line for one of the findings ids
+// (finding.Verdict) and returns it with the release after the id; ok is
+// false for any other line.
+func onRelease(line string, ids []string, release string) (id, withRelease string, ok bool) {
+	v, err := finding.Parse(line)
+	if err != nil || !slices.Contains(ids, v.ID) {
+		return "", "", false
+	}
+	v.Release = release
+	return v.ID, v.String(), true
 }
 
 // workspaceGo returns go.work's go version ("1.26.9").
