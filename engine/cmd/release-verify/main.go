@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/ctrlbugs/corpus/engine/finding"
+	"github.com/ctrlbugs/corpus/engine/internal/gocmd"
 	repocopy "github.com/ctrlbugs/corpus/engine/internal/scratch"
 )
 
@@ -318,18 +319,9 @@ func workspaceGo(root string) (string, error) {
 }
 
 // cleanEnv drops what would point the scratch run back at the real tree
-// or change its mode.
+// or change its mode, and the go settings the scratch run sets itself.
 func cleanEnv(env []string) []string {
-	drop := map[string]bool{"GOWORK": true, "GOFLAGS": true, "GOTOOLCHAIN": true, "CTRLBUGS_ROOT": true, "CTRLBUGS_MODE": true, "CTRLBUGS_RELEASE": true,
-		"MAKEFLAGS": true, "MFLAGS": true, "MAKELEVEL": true, "MAKEOVERRIDES": true}
-	var out []string
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] {
-			out = append(out, kv)
-		}
-	}
-	return out
+	return gocmd.Without(env, slices.Concat(gocmd.MakeVars, gocmd.TreeVars, []string{"GOFLAGS", "GOTOOLCHAIN", "CTRLBUGS_RELEASE"})...)
 }
 
 func rel(root, path string) string {
