@@ -116,7 +116,6 @@ func (c *Client) currentRV(gvk schema.GroupVersionKind, ns, name string) string 
 	return u.GetResourceVersion()
 }
 
-// toUnstructured encodes obj as the server would receive it (its JSON).
 // Get implements client.Reader.
 func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	var caches func(runtime.Object, schema.GroupVersionKind) bool

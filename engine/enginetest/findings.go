@@ -191,7 +191,7 @@ func verb(fails bool) string { return map[bool]string{true: "fails", false: "hol
 // allVariants checks a run whose claim covers every variant of the search
 // (finding.Run.Variants "all"). In reference mode, where each run is one
 // variant labelled by it, the variants are listed without running them
-// (engine.VariantLabels) and each is run alone, in its own bubble
+// (engine.PlanVariants) and each is run alone, in its own bubble
 // pinned to the scenario's seed: in the shared bubble each variant would
 // draw its jitter where the previous one left the random source, so its run
 // would differ from the one `make record` writes for that variant, and the

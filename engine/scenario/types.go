@@ -383,9 +383,6 @@ type WriteSelect struct {
 // "1h30m").
 type Duration struct{ time.Duration }
 
-// D returns a pointer to a Duration of d.
-func D(d time.Duration) *Duration { return &Duration{d} }
-
 // MarshalJSON writes d as a duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 
