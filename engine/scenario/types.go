@@ -3,12 +3,13 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ctrlbugs/corpus/engine/apiserver"
-	"github.com/ctrlbugs/corpus/engine/explore"
-	"github.com/ctrlbugs/corpus/engine/perturb"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/perturb"
 )
 
 // Scenario is one scenario file: the cluster a run starts from, the

@@ -40,10 +40,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	repocopy "github.com/ctrlbugs/corpus/engine/internal/scratch"
-
 	"github.com/ctrlbugs/corpus/engine/finding"
 	"github.com/ctrlbugs/corpus/engine/internal/gocmd"
+	repocopy "github.com/ctrlbugs/corpus/engine/internal/scratch"
 	"github.com/ctrlbugs/corpus/engine/internal/upstream"
 )
 
