@@ -117,3 +117,28 @@ func TestVerdictOK(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSeen: lines make verify printed on 2026-11-26 (one of each
+// shape it prints when every finding verifies) read back and print again
+// byte for byte.
+func TestParseSeen(t *testing.T) {
+	for _, line := range []string{
+		`capi-2 REPRODUCED variants=5/5 control=clean also=watch-list:ok,standby:ok,standby-watch-list:ok trace=sha256:5e81e9e5baf898a93b7313f0fe0eb569fedde37a3ffe24e2a84ac5545d8d6c04`,
+		`fluxcd-f1 REFUTED variants=14/14 control=clean trace=sha256:add8ca01a75a2c84c81e21c6cebb664ac73913ee523c35241ba8a1d39d9f1142`,
+		`karpenter-2 REFUTED variants=77/77 control=clean also=unlaunched:ok,unregistered:ok,after-initialization:ok trace=sha256:09c7d29976d741d59e32d94f69a0bfc0de6efc193284172535b3e884f7786548`,
+		`kro-n1 REPRODUCED control=clean trace=sha256:d7a7f7456a08360e058d0d74b674523127dafd9b872dd6dc4973250dcbdb039c`,
+		`crossplane-2@v2.2.1 REFUTED control=clean trace=sha256:6d42e9c66feeeac5204f146ef2d41689ac2b5d2eb87648edcb8c3c7f35f579f8`,
+	} {
+		v, err := Parse(line)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if !v.OK() {
+			t.Errorf("%q: not OK", line)
+		}
+		if got := v.String(); got != line {
+			t.Errorf("Parse(%q).String() = %q", line, got)
+		}
+	}
+}
