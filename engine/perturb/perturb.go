@@ -127,7 +127,6 @@ func New(s *Spec) (explore.Perturbation, error) {
 	return t.New(s)
 }
 
-
 func required(s *Spec, field, why string) []FieldError {
 	if s.has(field) {
 		return nil
