@@ -195,7 +195,7 @@ func TestActionNeverFires(t *testing.T) {
 // jointly, one variant per combination of their steps, named by both
 // moments; each variant applies each action at its step, the overlapping
 // ranges cover both relative orders (the delete before the create is
-// refused, and says so), listing the variants (VariantLabels) gives the
+// refused, and says so), listing the variants (PlanVariants) gives the
 // same names, and Options.Variant runs one of them alone.
 func TestJointActionSearch(t *testing.T) {
 	body := `"actions": [` + action("create-late", `{"steps": {"from": 2, "to": 4}}`, "create", "late", "") + `, ` +
@@ -244,12 +244,12 @@ func TestJointActionSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	enginetest.Bubble(t, 1, func(t *testing.T) {
-		listed, err := engine.VariantLabels(t.Context(), scn, sampleProject(t), engine.Options{})
+		pl, err := engine.PlanVariants(t.Context(), scn, sampleProject(t), engine.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(listed, labels) {
-			t.Errorf("VariantLabels %q, want %q", listed, labels)
+		if listed := pl.Labels(); !slices.Equal(listed, labels) {
+			t.Errorf("PlanVariants labels %q, want %q", listed, labels)
 		}
 		one, err := engine.Run(t.Context(), scn, sampleProject(t), engine.Options{Label: "joint", Variant: labels[3]})
 		if err != nil {

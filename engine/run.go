@@ -98,17 +98,6 @@ func (r *RunOutcome) Failed() bool {
 	return false
 }
 
-// Errored reports oracle evaluation errors (broken assumptions).
-func (r *RunOutcome) Errored() []string {
-	var out []string
-	for _, v := range r.Verdicts {
-		if v.Err != "" {
-			out = append(out, v.Oracle+": "+v.Err)
-		}
-	}
-	return out
-}
-
 // Outcome is the result of running a scenario in its search mode.
 type Outcome struct {
 	Scenario string
@@ -416,19 +405,6 @@ func oracleDrift(rec *trace.Trace, oracles []compiledOracle) *explore.Divergence
 	return nil
 }
 
-// VariantLabels lists the labels of the scenario's search variants (the
-// placements of its explored perturbation or action) without running them:
-// for an explored action this costs nothing, for a placed perturbation one
-// run without it (the others in force). Call it where Run would be called (in a
-// bubble).
-func VariantLabels(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) ([]string, error) {
-	pl, err := PlanVariants(ctx, scn, p, opts)
-	if err != nil {
-		return nil, err
-	}
-	return pl.Labels(), nil
-}
-
 // A Plan is a scenario's search variants listed once (PlanVariants), to run
 // them one at a time in other bubbles without listing them again
 // (Options.Plan).
@@ -439,9 +415,11 @@ type Plan struct {
 	labels []string
 }
 
-// PlanVariants lists the scenario's search variants as VariantLabels does,
-// keeping what Run needs to run one of them in another bubble. Call it where
-// Run would be called (in a bubble).
+// PlanVariants lists the scenario's search variants (the placements of its
+// explored perturbation or action) without running them: for an explored
+// action this costs nothing, for a placed perturbation one run without it
+// (the others in force). It keeps what Run needs to run one of them in
+// another bubble. Call it where Run would be called (in a bubble).
 func PlanVariants(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) (*Plan, error) {
 	opts = planKey(opts)
 	cfg, _, err := Compile(scn, p, opts)

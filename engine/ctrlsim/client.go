@@ -3,7 +3,6 @@ package ctrlsim
 import (
 	"context"
 	"encoding/json"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -112,7 +112,6 @@ func (c *Client) currentRV(gvk schema.GroupVersionKind, ns, name string) string 
 	return u.GetResourceVersion()
 }
 
-// toUnstructured encodes obj as the server would receive it (its JSON).
 // Get implements client.Reader.
 func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	var caches func(runtime.Object, schema.GroupVersionKind) bool

@@ -6,7 +6,6 @@ package ctrlsim
 import (
 	"encoding/json"
 	"fmt"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 

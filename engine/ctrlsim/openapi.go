@@ -11,11 +11,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/munnerz/goautoneg"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/handler"
-
-	"github.com/munnerz/goautoneg"
 )
 
 // OpenAPI through the REST seam: what client-go's discovery OpenAPIV3()

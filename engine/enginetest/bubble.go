@@ -3,10 +3,10 @@ package enginetest
 import (
 	"math/rand"
 	"testing"
-	"testing/cryptotest"
 	"testing/synctest"
 
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"testing/cryptotest"
 )
 
 // Bubble runs fn in a synctest bubble whose randomness is pinned to seed.

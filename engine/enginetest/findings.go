@@ -82,7 +82,7 @@ func Findings(t *testing.T, p *engine.Project) {
 			continue
 		}
 		entries = append(entries, entry{e.ID, func(t *testing.T) {
-			fmt.Printf("%s: HARNESS-BROKEN %s\n", e.ID, e)
+			fmt.Println(finding.Verdict{ID: e.ID, Line: finding.Broken, Detail: e.Error()})
 			t.Error(e)
 		}})
 	}
@@ -100,7 +100,7 @@ func Findings(t *testing.T, p *engine.Project) {
 			}
 			if err != nil {
 				entries = append(entries, entry{f.ID, func(t *testing.T) {
-					fmt.Printf("%s: HARNESS-BROKEN %v\n", f.ID, err)
+					fmt.Println(finding.Verdict{ID: f.ID, Line: finding.Broken, Detail: err.Error()})
 					t.Error(err)
 				}})
 				continue
@@ -191,7 +191,7 @@ func verb(fails bool) string { return map[bool]string{true: "fails", false: "hol
 // allVariants checks a run whose claim covers every variant of the search
 // (finding.Run.Variants "all"). In reference mode, where each run is one
 // variant labelled by it, the variants are listed without running them
-// (engine.VariantLabels) and each is run alone, in its own bubble
+// (engine.PlanVariants) and each is run alone, in its own bubble
 // pinned to the scenario's seed: in the shared bubble each variant would
 // draw its jitter where the previous one left the random source, so its run
 // would differ from the one `make record` writes for that variant, and the
@@ -407,7 +407,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	}
 	scn, err := engine.LoadScenario(f.Abs(f.Scenario), p)
 	if err != nil {
-		fmt.Printf("%s: HARNESS-BROKEN scenario: %v\n", f.ID, err)
+		fmt.Println(finding.Verdict{ID: f.ID, Line: finding.Broken, Detail: "scenario: " + err.Error()})
 		t.Fatal(err)
 	}
 	seed := scn.Search.Seed
@@ -429,7 +429,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		// and report the failure where they always have.
 		primaryList, _ = listVariants(t, scn, p, opts(f.Primary))
 	}
-	verdict := map[string]string{finding.Reproduces: "REPRODUCED", finding.FixedUpstream: "REPRODUCED", finding.Refuted: "REFUTED"}[f.Status]
+	claim := finding.ClaimOf(f.Status)
 	switch mode {
 	case ModeRecord:
 		var tr []byte
@@ -471,64 +471,61 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		if err := os.WriteFile(f.Abs(f.Trace), tr, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Printf("%s: recorded %s (%d bytes) trace=%s\n", f.ID, f.Trace, len(tr), trace.Hash(tr))
+		fmt.Println(finding.Verdict{ID: f.ID, Line: finding.Recorded, File: f.Trace, Bytes: len(tr), Trace: trace.Hash(tr)})
 		return
 	case ModeBump:
 		// Afresh, not by replay: a new upstream may legitimately take
 		// other steps.
-		// scope says what was checked: "variants=k/n" for a claim about
-		// every variant, "" for one run.
-		report := func(problem, scope string) {
-			switch {
-			case problem == "" && f.Primary.Expect == "fails":
-				fmt.Printf("%s: still reproduces%s\n", f.ID, prefixed(" ", scope))
-			case problem == "":
-				fmt.Printf("%s: still refuted%s\n", f.ID, prefixed(" ", scope))
-			case f.Primary.Expect == "fails":
-				fmt.Printf("%s: no longer reproduces (candidate fixed-upstream)%s: %s\n", f.ID, prefixed(" ", scope), problem)
-			default:
-				fmt.Printf("%s: the refuted claim now reproduces%s: %s\n", f.ID, prefixed(" ", scope), problem)
-			}
+		// The line's scope says what was checked: every variant of a
+		// claim about every variant, or for a holds claim the search's runs.
+		v := finding.Verdict{ID: f.ID, Line: finding.Bump}
+		harnessBroken := func(err string) {
+			v.Bump, v.Detail = finding.BumpHarnessBroken, err
+			fmt.Println(v)
+			t.Fail()
+		}
+		report := func(problem string) {
+			v.Bump, v.Detail = finding.BumpResultOf(f.Primary.Expect == "fails", problem), problem
+			fmt.Println(v)
 		}
 		if f.Primary.AllVariants() {
 			ok, n, problem := allVariants(t, scn, p, f, "primary", primary, primaryList)
-			if strings.HasPrefix(problem, "harness error: ") {
-				fmt.Printf("%s: harness broken: %s\n", f.ID, strings.TrimPrefix(problem, "harness error: "))
-				t.Fail()
+			if err, found := strings.CutPrefix(problem, "harness error: "); found {
+				harnessBroken(err)
 				return
 			}
-			report(problem, fmt.Sprintf("variants=%d/%d", ok, n))
+			v.Variants = &finding.Count{OK: ok, N: n}
+			report(problem)
 			return
 		}
 		Bubble(t, seed, func(t *testing.T) {
 			out, err := engine.Run(t.Context(), scn, p, primaryList.options(t, opts(f.Primary)))
 			if err != nil {
-				fmt.Printf("%s: harness broken: %v\n", f.ID, err)
-				t.Fail()
+				harnessBroken(err.Error())
 				return
 			}
 			_, problem := pick(out, f, f.Primary)
-			scope := ""
 			if f.Primary.Expect == "holds" {
-				scope = fmt.Sprintf("(oracle holds in all %d runs)", len(out.Runs))
+				n := len(out.Runs)
+				v.Runs = &n
 			}
-			report(problem, scope)
+			report(problem)
 		})
 		return
 	}
 	rec, err := trace.ReadFile(f.Abs(f.Trace))
 	if err != nil {
-		fmt.Printf("%s: HARNESS-BROKEN no recorded trace: %v\n", f.ID, err)
+		fmt.Println(finding.Verdict{ID: f.ID, Line: finding.Broken, Detail: "no recorded trace: " + err.Error()})
 		t.Fatal(err)
 	}
 	recorded, _ := os.ReadFile(f.Abs(f.Trace))
 	replayed, mismatch := replay(t, scn, p, f, rec, recorded, primaryList)
 	// The recorded trace is one variant; a claim about every variant is
 	// checked by running them all afresh.
-	variants := ""
+	var variants *finding.Count
 	if f.Primary.AllVariants() {
 		ok, n, problem := allVariants(t, scn, p, f, "primary", primary, primaryList)
-		variants = fmt.Sprintf("variants=%d/%d", ok, n)
+		variants = &finding.Count{OK: ok, N: n}
 		if problem != "" && mismatch == "" {
 			mismatch = problem
 		}
@@ -537,23 +534,26 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		if tr, err := trace.Read(bytes.NewReader(replayed)); err == nil {
 			fmt.Print(trace.Timeline(tr, 60))
 		}
+		v := finding.Verdict{ID: f.ID, Line: finding.Reproduce, Claim: claim, Mismatch: mismatch, Trace: trace.Hash(replayed), Variants: variants}
 		if mismatch != "" {
-			fmt.Printf("%s: MISMATCH with the recorded %s: %s\n", f.ID, strings.ToUpper(verdict), mismatch)
-			t.Fail()
-			return
+			// The mismatch line names neither the trace nor the variants.
+			v.Trace, v.Variants = "", nil
 		}
-		fmt.Printf("%s: %s as recorded trace=%s%s\n", f.ID, verdict, trace.Hash(replayed), prefixed(" ", variants))
+		fmt.Println(v)
+		if !v.OK() {
+			t.Fail()
+		}
 		return
 	}
 	// verify: the control run must give the oracle the opposite answer.
-	control := "clean"
+	control := finding.ControlClean
 	if f.Control.AllVariants() {
 		helpers, err := startPool(t, "control")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, _, problem := allVariants(t, scn, p, f, "control", helpers, nil); problem != "" {
-			control = strings.ReplaceAll(problem, " ", "_")
+			control = finding.Underscored(problem)
 		}
 	} else {
 		Bubble(t, seed, func(t *testing.T) {
@@ -563,32 +563,27 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 				return
 			}
 			if _, problem := pick(out, f, f.Control); problem != "" {
-				control = strings.ReplaceAll(problem, " ", "_")
+				control = finding.Underscored(problem)
 			}
 		})
 	}
-	also, alsoOK := alsoRuns(t, p, f)
-	observed := verdict
+	v := finding.Verdict{ID: f.ID, Line: finding.Verify, Claim: claim, Mismatch: mismatch, Variants: variants,
+		Control: control, Also: alsoRuns(t, p, f), Trace: trace.Hash(replayed)}
 	if mismatch != "" {
-		observed = "MISMATCH(" + mismatch + ")"
+		v.Claim = "" // the line shows the mismatch in its place
 	}
-	fmt.Printf("%s %s%s control=%s%s trace=%s\n", f.ID, observed, prefixed(" ", variants), control, prefixed(" ", also), trace.Hash(replayed))
-	if mismatch != "" || control != "clean" || !alsoOK {
+	fmt.Println(v)
+	if !v.OK() {
 		t.Fail()
 	}
 }
 
 // alsoRuns runs the finding's runs under other conditions (finding.Finding.
-// Also), each afresh from its own scenario, and reports "also=label:ok,…"
-// (a problem in place of ok, spaces as underscores) and whether all gave
-// their expected verdicts.
-func alsoRuns(t *testing.T, p *engine.Project, f *finding.Finding) (string, bool) {
+// Also), each afresh from its own scenario, and reports each one's problem
+// ("" when it gave its expected verdict).
+func alsoRuns(t *testing.T, p *engine.Project, f *finding.Finding) []finding.Also {
 	t.Helper()
-	if len(f.Also) == 0 {
-		return "", true
-	}
-	var parts []string
-	ok := true
+	var out []finding.Also
 	for _, r := range f.Also {
 		problem := ""
 		scn, err := engine.LoadScenario(f.Abs(r.Scenario), p)
@@ -604,22 +599,9 @@ func alsoRuns(t *testing.T, p *engine.Project, f *finding.Finding) (string, bool
 				_, problem = pick(out, f, r)
 			})
 		}
-		if problem != "" {
-			ok = false
-			parts = append(parts, r.Label+":"+strings.ReplaceAll(problem, " ", "_"))
-			continue
-		}
-		parts = append(parts, r.Label+":ok")
+		out = append(out, finding.Also{Label: r.Label, Problem: finding.Underscored(problem)})
 	}
-	return "also=" + strings.Join(parts, ","), ok
-}
-
-// prefixed returns p+s, or "" when s is empty.
-func prefixed(p, s string) string {
-	if s == "" {
-		return ""
-	}
-	return p + s
+	return out
 }
 
 func firstDiff(a, b []byte) string {

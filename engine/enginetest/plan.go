@@ -4,9 +4,9 @@ import (
 	crand "crypto/rand"
 	"math/rand"
 	"testing"
-	"testing/cryptotest"
 
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"testing/cryptotest"
 
 	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/scenario"

@@ -23,9 +23,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
-	"sigs.k8s.io/yaml"
 )
 
 const fieldOwner = "fidelity"

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"golang.org/x/mod/semver"
-
 	"sigs.k8s.io/yaml"
 )
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/munnerz/goautoneg"
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/kube-openapi/pkg/handler"
-
-	"github.com/munnerz/goautoneg"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 )

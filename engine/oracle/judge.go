@@ -5,8 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ctrlbugs/corpus/engine/internal/jsonvalue"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ctrlbugs/corpus/engine/internal/jsonvalue"
 )
 
 // Records are the facts of one run that the oracles judge. The engine

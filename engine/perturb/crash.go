@@ -150,7 +150,7 @@ func describeRef(r explore.WriteRef) string {
 		what = r.Verb
 	}
 	if !r.Kind.Empty() {
-		what += " of " + kindName(r.Kind)
+		what += " of " + r.Kind.String()
 	}
 	if r.N == 0 {
 		return what

@@ -33,7 +33,7 @@ var _ explore.EventFilter = DropEvents{}
 
 // Describe implements explore.Perturbation.
 func (d DropEvents) Describe() string {
-	return fmt.Sprintf("dropEvents %s %s %s", d.Controller, kindName(d.Kind), explore.DescribeWindow(d.Win))
+	return fmt.Sprintf("dropEvents %s %s %s", d.Controller, d.Kind.String(), explore.DescribeWindow(d.Win))
 }
 
 // Window implements explore.Perturbation.

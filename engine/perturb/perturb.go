@@ -127,14 +127,6 @@ func New(s *Spec) (explore.Perturbation, error) {
 	return t.New(s)
 }
 
-// kindName is how traces name a kind: "Bucket.source.toolkit.fluxcd.io".
-func kindName(gk schema.GroupKind) string {
-	if gk.Group == "" {
-		return gk.Kind
-	}
-	return gk.Kind + "." + gk.Group
-}
-
 func required(s *Spec, field, why string) []FieldError {
 	if s.has(field) {
 		return nil

@@ -92,10 +92,10 @@ func newStaleness(s *Spec) (explore.Perturbation, error) {
 		st.Win = explore.Window{}
 		if *s.StaleAt > 0 {
 			st.Win.From = &explore.Trigger{AfterWrite: &explore.WriteRef{Kind: s.GroupKind, N: *s.StaleAt},
-				Desc: fmt.Sprintf("after %d writes of %s", *s.StaleAt, kindName(s.GroupKind))}
+				Desc: fmt.Sprintf("after %d writes of %s", *s.StaleAt, s.GroupKind.String())}
 		}
 		st.Win.Until = &explore.Trigger{AfterWrite: &explore.WriteRef{Kind: s.GroupKind, N: *s.CatchUpAt},
-			Desc: fmt.Sprintf("after %d writes of %s", *s.CatchUpAt, kindName(s.GroupKind))}
+			Desc: fmt.Sprintf("after %d writes of %s", *s.CatchUpAt, s.GroupKind.String())}
 	}
 	if s.Explore {
 		return StalenessSearch{st}, nil
@@ -117,7 +117,7 @@ var _ explore.ViewBound = Staleness{}
 
 // Describe implements explore.Perturbation.
 func (s Staleness) Describe() string {
-	d := fmt.Sprintf("staleness %s %s %s", s.Controller, kindName(s.Kind), s.Mode)
+	d := fmt.Sprintf("staleness %s %s %s", s.Controller, s.Kind.String(), s.Mode)
 	if s.Mode == ModeLag {
 		d += " " + s.Lag.String()
 	}
@@ -194,7 +194,7 @@ func (s StalenessSearch) Placements(base *explore.Result, bound int) []explore.P
 			ref = &explore.WriteRef{N: n}
 		}
 		p.Win.From = &explore.Trigger{AfterWrite: ref,
-			Desc: fmt.Sprintf("after write %d (%s %s of %s)", k+1, w.Controller, verbOf(w), kindName(w.Kind))}
+			Desc: fmt.Sprintf("after write %d (%s %s of %s)", k+1, w.Controller, verbOf(w), w.Kind.String())}
 		out = append(out, explore.Placement{Label: fmt.Sprintf("staleness after write %d", k+1), P: p})
 	}
 	return out

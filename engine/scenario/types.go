@@ -3,12 +3,13 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ctrlbugs/corpus/engine/apiserver"
-	"github.com/ctrlbugs/corpus/engine/explore"
-	"github.com/ctrlbugs/corpus/engine/perturb"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/perturb"
 )
 
 // Scenario is one scenario file: the cluster a run starts from, the
@@ -382,9 +383,6 @@ type WriteSelect struct {
 // Duration is a time.Duration written as a Go duration string ("3s",
 // "1h30m").
 type Duration struct{ time.Duration }
-
-// D returns a pointer to a Duration of d.
-func D(d time.Duration) *Duration { return &Duration{d} }
 
 // MarshalJSON writes d as a duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }

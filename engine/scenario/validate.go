@@ -8,10 +8,11 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/perturb"
 	"github.com/ctrlbugs/corpus/engine/serverversion"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Known is what exists outside the scenario: the controllers the project

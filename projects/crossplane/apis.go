@@ -12,7 +12,6 @@ package ctrlbugs
 import (
 	"github.com/crossplane/crossplane/apis/v2"
 	v1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
-
 	apiextensionscontroller "github.com/crossplane/crossplane/v2/internal/controller/apiextensions/controller"
 )
 

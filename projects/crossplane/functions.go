@@ -7,11 +7,10 @@ import (
 	"strings"
 	"time"
 
+	fnv1 "github.com/crossplane/crossplane/v2/proto/fn/v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	fnv1 "github.com/crossplane/crossplane/v2/proto/fn/v1"
 )
 
 // NormalFunction is the name (a Composition's pipeline functionRef.name) of

@@ -6,20 +6,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	apiextensionscontroller "github.com/crossplane/crossplane/v2/internal/controller/apiextensions/controller"
+	"github.com/crossplane/crossplane/v2/internal/controller/apiextensions/definition"
+	"github.com/crossplane/crossplane/v2/internal/controller/apiextensions/offered"
+	"github.com/crossplane/crossplane/v2/internal/engine"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	kcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-
-	apiextensionscontroller "github.com/crossplane/crossplane/v2/internal/controller/apiextensions/controller"
-	"github.com/crossplane/crossplane/v2/internal/controller/apiextensions/definition"
-	"github.com/crossplane/crossplane/v2/internal/controller/apiextensions/offered"
-	"github.com/crossplane/crossplane/v2/internal/engine"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 )

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctrlbugs/corpus/engine/enginetest"
-
 	"github.com/fluxcd/source-controller/ctrlbugs/s3stub"
+
+	"github.com/ctrlbugs/corpus/engine/enginetest"
 )
 
 // bucketContents is the S3 bucket every fluxcd scenario reads.

@@ -8,14 +8,13 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/artifact/storage"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	// These imports pin the upstream packages the harness drives, so that `go mod tidy`
 	// keeps their dependencies in go.sum and `go test ./...` compiles them.
 	_ "github.com/fluxcd/pkg/runtime/patch"
 	_ "github.com/fluxcd/source-controller/internal/bucket/minio"
 	_ "github.com/fluxcd/source-controller/internal/controller"
 	_ "github.com/fluxcd/source-controller/internal/mock/s3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestArchiveDigestIgnoresMtime checks the claim in UPSTREAM-MAP.md that upstream's

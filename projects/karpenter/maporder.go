@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 

@@ -34,14 +34,15 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
-	repocopy "github.com/ctrlbugs/corpus/engine/internal/scratch"
-
 	"github.com/ctrlbugs/corpus/engine/finding"
+	"github.com/ctrlbugs/corpus/engine/internal/gocmd"
+	repocopy "github.com/ctrlbugs/corpus/engine/internal/scratch"
 	"github.com/ctrlbugs/corpus/engine/internal/upstream"
 )
 
@@ -87,12 +88,9 @@ func main() {
 // run checks every selected project; an error is returned only when nothing
 // can be checked at all (bad options, no repository).
 func run(ctx context.Context, c config) ([]check, error) {
-	root, err := filepath.Abs(c.root)
+	root, err := repocopy.Root(c.root)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
-		return nil, fmt.Errorf("-root %s: not the repository root (no go.work)", c.root)
+		return nil, fmt.Errorf("-root %w", err)
 	}
 	var explicit []string
 	if c.versions != "" {
@@ -152,23 +150,15 @@ func run(ctx context.Context, c config) ([]check, error) {
 			fmt.Fprintf(c.stdout, "%s %s: TOOL FAILURE: %s\n", p, module, ch.note)
 			checks = append(checks, ch)
 		}
-		pinned, err := goList(ctx, dir, "-m", "-f", "{{.Version}}", module)
+		out, err := gocmd.Output(ctx, dir, nil, "list", "-m", "-f", "{{.Version}}", module)
 		if err != nil {
 			fail("the pinned version: %v", err)
 			continue
 		}
+		pinned := strings.TrimSpace(string(out))
 		versions := explicit
 		if versions == nil {
-			listed, err := goList(ctx, dir, "-m", "-versions", module)
-			var served []string
-			if err == nil {
-				served = strings.Fields(listed)
-				if len(served) == 0 {
-					fail("go list -m -versions %s printed nothing", module)
-					continue
-				}
-				served = served[1:] // the first field is the module path
-			}
+			served, err := gocmd.Versions(ctx, dir, nil, module)
 			if err != nil || len(served) == 0 {
 				// The registry lists no version of the module (it may
 				// still serve exact ones): ask for the likely next ones.
@@ -268,19 +258,8 @@ func bump(ctx context.Context, scratch, root string, files []string, logs, proje
 // from the environment) and without anything that would point the scratch
 // run back at the real tree.
 func bumpEnv(env []string) []string {
-	drop := map[string]bool{
-		"MAKEFLAGS": true, "MFLAGS": true, "MAKELEVEL": true, "MAKEOVERRIDES": true,
-		"PROJECT": true, "VERSION": true, "VERSIONS": true, "MODULE": true, "MAX": true, "PRE": true, "FINDING": true,
-		"CTRLBUGS_ROOT": true, "CTRLBUGS_MODE": true, "GOWORK": true,
-	}
-	var out []string
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] {
-			out = append(out, kv)
-		}
-	}
-	return out
+	return gocmd.Without(env, slices.Concat(gocmd.MakeVars, gocmd.TreeVars,
+		[]string{"PROJECT", "VERSION", "VERSIONS", "MODULE", "MAX", "PRE", "FINDING"})...)
 }
 
 // selectProjects returns the projects with an UPSTREAM file, or the one
@@ -332,19 +311,6 @@ func probe(ctx context.Context, dir, module, pinned string) ([]string, error) {
 		}
 	}
 	return served, nil
-}
-
-// goList runs `go list` in dir (in the real tree: it only reads).
-func goList(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", append([]string{"list"}, args...)...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("go list %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 func orNone(s []string) string {

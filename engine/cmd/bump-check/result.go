@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/ctrlbugs/corpus/engine/finding"
 )
 
 // outcome is what one finding did on one upstream version.
@@ -44,20 +46,17 @@ type result struct {
 	detail  string
 }
 
-// bumpLine maps the per-finding lines that enginetest prints in bump mode
-// (CTRLBUGS_MODE=bump, see enginetest.Findings) onto outcomes. The prefixes
-// are enginetest's own wording; a line that matches none of them is a tool
-// failure, so that a change of wording there cannot pass unnoticed here.
-var bumpLine = []struct {
-	prefix  string
-	outcome outcome
-}{
-	{"still reproduces", stillReproduces},
-	{"no longer reproduces (candidate fixed-upstream)", noLongerReproduces},
-	{"still refuted", stillRefuted},
-	{"the refuted claim now reproduces", noLongerRefuted},
-	{"harness broken", harnessBroken},
-	{"HARNESS-BROKEN", harnessBroken},
+// bumpOutcome maps the results of the per-finding lines that enginetest
+// prints in bump mode (CTRLBUGS_MODE=bump: finding.Verdict's Bump line)
+// onto outcomes. A finding's line that is neither a Bump nor a Broken line
+// is a tool failure, so that a change of wording there cannot pass
+// unnoticed here.
+var bumpOutcome = map[finding.BumpResult]outcome{
+	finding.StillReproduces:      stillReproduces,
+	finding.NoLongerReproduces:   noLongerReproduces,
+	finding.StillRefuted:         stillRefuted,
+	finding.RefutedNowReproduces: noLongerRefuted,
+	finding.BumpHarnessBroken:    harnessBroken,
 }
 
 // buildBroken is the line the Makefile's bump target prints when go get,
@@ -69,9 +68,6 @@ func buildBroken(project string) string { return project + ": harness broken at 
 // moved to the versions the new release requires; it names each module and
 // its versions. The bump target then exits without its harness-broken line.
 func notAligned(project string) string { return project + ": modules not aligned at " }
-
-// findingLine matches the Makefile's own filter for finding lines.
-var findingLine = regexp.MustCompile(`^([a-z0-9]+-[a-z0-9]+): (.*)$`)
 
 // classify turns the output of `make bump` (stdout and stderr) and its exit
 // status into one result per finding of the project, in the order given.
@@ -108,15 +104,14 @@ func classify(project string, findings []string, output string, exitErr error) (
 	}
 	seen := map[string]result{}
 	for _, l := range lines {
-		m := findingLine.FindStringSubmatch(l)
-		if m == nil || !known[m[1]] {
+		id, _, isFinding := finding.LineID(l)
+		if !isFinding || !known[id] {
 			continue
 		}
-		id, text := m[1], m[2]
 		if _, dup := seen[id]; dup {
 			return nil, fmt.Errorf("make bump printed two lines for %s (the second: %q)", id, l)
 		}
-		r, ok := parseFindingLine(id, text)
+		r, ok := parseFindingLine(l)
 		if !ok {
 			return nil, fmt.Errorf("make bump printed %q: not a bump verdict this command knows (enginetest's wording changed?)", l)
 		}
@@ -133,20 +128,28 @@ func classify(project string, findings []string, output string, exitErr error) (
 	return out, nil
 }
 
-// parseFindingLine reads "<status>[ (note)][: evidence]" after the id.
-func parseFindingLine(id, text string) (result, bool) {
-	for _, b := range bumpLine {
-		rest, ok := strings.CutPrefix(text, b.prefix)
-		if !ok {
-			continue
-		}
-		rest = strings.TrimPrefix(strings.TrimPrefix(rest, ":"), " ")
-		if b.outcome == stillRefuted || b.outcome == stillReproduces {
-			rest = "" // the expected verdict needs no evidence
-		}
-		return result{id, b.outcome, rest}, true
+// parseFindingLine reads a finding's Bump or Broken line. The detail is
+// the evidence of a changed result, after what the run covered (its
+// scope: "variants=1/3: …"); the expected result needs none.
+func parseFindingLine(line string) (result, bool) {
+	v, err := finding.Parse(line)
+	switch {
+	case err != nil:
+		return result{}, false
+	case v.Line == finding.Broken:
+		return result{v.ID, harnessBroken, v.Detail}, true
+	case v.Line != finding.Bump:
+		return result{}, false
 	}
-	return result{}, false
+	o := bumpOutcome[v.Bump]
+	detail := v.Detail
+	switch {
+	case o == stillReproduces || o == stillRefuted:
+		detail = ""
+	case v.Scope() != "" && o != harnessBroken:
+		detail = v.Scope() + ": " + detail
+	}
+	return result{v.ID, o, detail}, true
 }
 
 // refused is a go command download error the registry gave for one module

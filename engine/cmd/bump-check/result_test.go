@@ -47,6 +47,15 @@ func TestClassify(t *testing.T) {
 			},
 		},
 		{
+			name: "flipped in one variant",
+			output: head + "fluxcd-f1: still refuted variants=4/4\n" +
+				"fluxcd-f2: no longer reproduces (candidate fixed-upstream) variants=2/3: variant \"b\": oracle y holds (ev)\n" + tail,
+			want: []result{
+				{"fluxcd-f1", stillRefuted, ""},
+				{"fluxcd-f2", noLongerReproduces, "variants=2/3: variant \"b\": oracle y holds (ev)"},
+			},
+		},
+		{
 			name:   "one run broken, one missing",
 			output: head + "fluxcd-f1: harness broken: start controllers: boom\n" + tail,
 			want: []result{

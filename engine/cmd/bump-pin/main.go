@@ -297,8 +297,10 @@ func answer(errOut string) string {
 	return line
 }
 
-// readModFile parses a go.mod file with `go mod edit -json` (the engine
-// carries no go.mod parser).
+// readModFile parses a go.mod file with `go mod edit -json`: the JSON
+// shape plan.go and its tests work on. (golang.org/x/mod/modfile, which
+// cmd/crcheck uses, could read it too; the JSON keeps plan.go's tests
+// free of go.mod text.)
 func readModFile(path string) (modFile, error) {
 	cmd := exec.Command("go", "mod", "edit", "-json", path)
 	cmd.Env = append(os.Environ(), "GOWORK=off")

@@ -35,6 +35,7 @@ import (
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/semver"
 
+	"github.com/ctrlbugs/corpus/engine/internal/gocmd"
 	"github.com/ctrlbugs/corpus/engine/internal/scratch"
 )
 
@@ -91,12 +92,9 @@ func main() {
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Second) }
 
 func run(ctx context.Context, c config) ([]string, error) {
-	root, err := filepath.Abs(c.root)
+	root, err := scratch.Root(c.root)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
-		return nil, fmt.Errorf("-root %s: not the repository root (no go.work)", c.root)
+		return nil, fmt.Errorf("-root %w", err)
 	}
 	if c.dir == "" {
 		c.dir = filepath.Join(root, "out", "crcheck")
@@ -314,7 +312,7 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 // newest is the newest release of module on line (vMAJOR.MINOR) that the
 // registry lists, or def, saying which.
 func newest(ctx context.Context, dir string, env []string, module, line, def string) (string, string) {
-	listed, err := listVersions(ctx, dir, env, module)
+	listed, err := gocmd.Versions(ctx, dir, env, module)
 	if err == nil {
 		if v := newestOn(listed, line); v != "" {
 			return v, "newest served " + line + ".x"
@@ -339,22 +337,10 @@ func newestOn(listed []string, line string) string {
 	return best
 }
 
-func listVersions(ctx context.Context, dir string, env []string, module string) ([]string, error) {
-	out, err := goOutput(ctx, dir, env, "list", "-m", "-versions", "-json", module)
-	if err != nil {
-		return nil, err
-	}
-	var m struct{ Versions []string }
-	if err := json.Unmarshal(out, &m); err != nil {
-		return nil, err
-	}
-	return m.Versions, nil
-}
-
 // requiredKubeMinor is the Kubernetes minor (v1.N) of the k8s.io/api
 // (v0.N.x) that controller-runtime@cr requires.
 func requiredKubeMinor(ctx context.Context, dir string, env []string, cr string) (string, error) {
-	out, err := goOutput(ctx, dir, env, "mod", "download", "-json", crPath+"@"+cr)
+	out, err := gocmd.Output(ctx, dir, env, "mod", "download", "-json", crPath+"@"+cr)
 	if err != nil {
 		return "", err
 	}
@@ -430,7 +416,7 @@ func requirements(gomod string) (map[string]string, error) {
 
 // versions are the selected versions of modules in dir's build list.
 func versions(ctx context.Context, dir string, env []string, modules ...string) (map[string]string, error) {
-	out, err := goOutput(ctx, dir, env, append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}"}, modules...)...)
+	out, err := gocmd.Output(ctx, dir, env, append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}"}, modules...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -441,20 +427,4 @@ func versions(ctx context.Context, dir string, env []string, modules ...string) 
 		}
 	}
 	return vs, nil
-}
-
-func goOutput(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir, cmd.Env = dir, env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		why := strings.TrimSpace(stderr.String())
-		if why == "" { // go mod download -json: the error is in the JSON
-			why = strings.Join(strings.Fields(string(out)), " ")
-		}
-		return nil, fmt.Errorf("go %s: %v: %s", strings.Join(args, " "), err, why)
-	}
-	return out, nil
 }

@@ -33,12 +33,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ctrlbugs/corpus/engine/finding"
+	"github.com/ctrlbugs/corpus/engine/internal/gocmd"
 	repocopy "github.com/ctrlbugs/corpus/engine/internal/scratch"
 )
 
@@ -178,10 +178,6 @@ func readReleases(root, project string) ([]Release, error) {
 	return rf.Releases, nil
 }
 
-// verdictLine matches TestFindings's one line per finding: its verdict
-// (verify, reproduce), what it recorded (record), HARNESS-BROKEN.
-var verdictLine = regexp.MustCompile(`^([a-z0-9]+-[a-z0-9]+)(:? )((?:recorded |[A-Z]).*)$`)
-
 // runJob builds the project at the release in a fresh scratch copy and
 // runs its findings there; it reports whether every one verified.
 func runJob(ctx context.Context, root, scratch, logs string, files []string, j job, record bool, all []*finding.Finding) (bool, error) {
@@ -261,12 +257,10 @@ func runJob(ctx context.Context, root, scratch, logs string, files []string, j j
 	sc := bufio.NewScanner(&out)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		m := verdictLine.FindStringSubmatch(sc.Text())
-		if m == nil || !slices.Contains(j.ids, m[1]) {
-			continue
+		if id, line, ok := onRelease(sc.Text(), j.ids, j.release.Version); ok {
+			seen[id] = true
+			fmt.Println(line)
 		}
-		seen[m[1]] = true
-		fmt.Printf("%s@%s%s%s\n", m[1], j.release.Version, m[2], m[3])
 	}
 	for _, id := range j.ids {
 		if !seen[id] {
@@ -298,6 +292,18 @@ func runJob(ctx context.Context, root, scratch, logs string, files []string, j j
 	return ok, nil
 }
 
+// onRelease reads TestFindings's line for one of the findings ids
+// (finding.Verdict) and returns it with the release after the id; ok is
+// false for any other line.
+func onRelease(line string, ids []string, release string) (id, withRelease string, ok bool) {
+	v, err := finding.Parse(line)
+	if err != nil || !slices.Contains(ids, v.ID) {
+		return "", "", false
+	}
+	v.Release = release
+	return v.ID, v.String(), true
+}
+
 // workspaceGo returns go.work's go version ("1.26.9").
 func workspaceGo(root string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(root, "go.work"))
@@ -313,18 +319,9 @@ func workspaceGo(root string) (string, error) {
 }
 
 // cleanEnv drops what would point the scratch run back at the real tree
-// or change its mode.
+// or change its mode, and the go settings the scratch run sets itself.
 func cleanEnv(env []string) []string {
-	drop := map[string]bool{"GOWORK": true, "GOFLAGS": true, "GOTOOLCHAIN": true, "CTRLBUGS_ROOT": true, "CTRLBUGS_MODE": true, "CTRLBUGS_RELEASE": true,
-		"MAKEFLAGS": true, "MFLAGS": true, "MAKELEVEL": true, "MAKEOVERRIDES": true}
-	var out []string
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] {
-			out = append(out, kv)
-		}
-	}
-	return out
+	return gocmd.Without(env, slices.Concat(gocmd.MakeVars, gocmd.TreeVars, []string{"GOFLAGS", "GOTOOLCHAIN", "CTRLBUGS_RELEASE"})...)
 }
 
 func rel(root, path string) string {

@@ -59,19 +59,20 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-func TestVerdictLine(t *testing.T) {
+func TestOnRelease(t *testing.T) {
+	ids := []string{"crossplane-2"}
 	for line, want := range map[string]string{
-		"crossplane-2 REFUTED control=clean trace=sha256:ab": "crossplane-2|REFUTED control=clean trace=sha256:ab",
-		"crossplane-2: recorded findings/x (1 bytes)":        "crossplane-2|recorded findings/x (1 bytes)",
-		"=== RUN   TestFindings/crossplane-2":                "",
+		"crossplane-2 REFUTED control=clean trace=sha256:ab":                      "crossplane-2@v2.2.1 REFUTED control=clean trace=sha256:ab",
+		"crossplane-2: recorded findings/x (1 bytes) trace=sha256:ab":             "crossplane-2@v2.2.1: recorded findings/x (1 bytes) trace=sha256:ab",
+		"crossplane-2: HARNESS-BROKEN findings/crossplane/crossplane-2.md: x: y":  "crossplane-2@v2.2.1: HARNESS-BROKEN findings/crossplane/crossplane-2.md: x: y",
+		"crossplane-2 MISMATCH(a (b)) control=clean trace=sha256:ab":              "crossplane-2@v2.2.1 MISMATCH(a (b)) control=clean trace=sha256:ab",
+		"crossplane-3 REFUTED control=clean trace=sha256:ab":                      "",
+		"=== RUN   TestFindings/crossplane-2":                                     "",
+		"    findings.go:12: crossplane-2: primary run does not give the verdict": "",
 	} {
-		m := verdictLine.FindStringSubmatch(line)
-		got := ""
-		if m != nil {
-			got = m[1] + "|" + m[3]
-		}
-		if got != want {
-			t.Errorf("%q: got %q, want %q", line, got, want)
+		id, got, ok := onRelease(line, ids, "v2.2.1")
+		if ok != (want != "") || got != want || (ok && id != "crossplane-2") {
+			t.Errorf("%q: got %q, %q, %v; want %q", line, id, got, ok, want)
 		}
 	}
 }

@@ -14,8 +14,9 @@
 package mergepatch
 
 import (
-	"github.com/ctrlbugs/corpus/engine/internal/jsonvalue"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/ctrlbugs/corpus/engine/internal/jsonvalue"
 )
 
 // Apply returns cur with the merge patch data applied, as decoding

@@ -12,6 +12,19 @@ import (
 	"strings"
 )
 
+// Root is dir, the repository root a tool was given (its -root flag),
+// made absolute; an error if it is not the root (it holds no go.work).
+func Root(dir string) (string, error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
+		return "", fmt.Errorf("%s: not the repository root (no go.work)", dir)
+	}
+	return root, nil
+}
+
 // RepoFiles lists the files a scratch copy needs: git's tracked files plus
 // untracked ones that are not ignored, so uncommitted edits are checked too
 // while out/, test binaries and logs stay behind.

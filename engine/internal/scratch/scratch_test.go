@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -78,5 +79,18 @@ func TestScratchCopy(t *testing.T) {
 	}
 	if target, err := os.Readlink(filepath.Join(dst, "link")); err != nil || target != "go.work" {
 		t.Errorf("link: %q %v, want a link to go.work", target, err)
+	}
+}
+
+func TestRoot(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Root(dir); err == nil || !strings.Contains(err.Error(), "not the repository root (no go.work)") {
+		t.Errorf("Root of a directory without go.work: err = %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.work"), []byte("go 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Root(dir); err != nil || got != dir {
+		t.Errorf("Root(%s) = %q, %v", dir, got, err)
 	}
 }

@@ -41,9 +41,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/minio/minio-go/v7"
-
 	mocks3 "github.com/fluxcd/source-controller/internal/mock/s3"
+	"github.com/minio/minio-go/v7"
 )
 
 // DefaultEndpoint is the host:port a Stub serves unless SetEndpoint changes it. The name is

@@ -15,13 +15,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/fluxcd/source-controller/ctrlbugs/s3stub"
+	bucketminio "github.com/fluxcd/source-controller/internal/bucket/minio"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
-
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-	bucketminio "github.com/fluxcd/source-controller/internal/bucket/minio"
-
-	"github.com/fluxcd/source-controller/ctrlbugs/s3stub"
 )
 
 const bucketName = "podinfo"
