@@ -1,21 +1,21 @@
 package apiserver
 
 import (
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"net/http"
-
 	"encoding/json"
 	"fmt"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"net/http"
 
-	"github.com/ctrlbugs/corpus/engine/internal/mergepatch"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ctrlbugs/corpus/engine/internal/mergepatch"
 )
 
 // Patch applies a JSON merge, strategic merge or JSON patch, or a

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-
 	// kube-apiserver's own registry: the internal API types with their
 	// v1 conversions and defaulting (installed into legacyscheme by the
 	// install packages), and the strategies of the built-in kinds
