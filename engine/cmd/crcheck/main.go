@@ -24,10 +24,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -371,27 +373,18 @@ func requiredKubeMinor(ctx context.Context, dir string, env []string, cr string)
 // its k8s.io/api version: the staging modules of k8s.io/kubernetes, which
 // requires them at v0.0.0 (not served), so each is pinned explicitly.
 func stagingModules(gomod string) ([]string, error) {
-	data, err := os.ReadFile(gomod)
+	req, err := requirements(gomod)
 	if err != nil {
 		return nil, err
 	}
-	f, err := modfile.Parse(gomod, data, nil)
-	if err != nil {
-		return nil, err
-	}
-	api := ""
-	for _, r := range f.Require {
-		if r.Mod.Path == apiPath {
-			api = r.Mod.Version
-		}
-	}
+	api := req[apiPath]
 	if api == "" {
 		return nil, fmt.Errorf("%s: no requirement of %s", gomod, apiPath)
 	}
 	var mods []string
-	for _, r := range f.Require {
-		if strings.HasPrefix(r.Mod.Path, "k8s.io/") && r.Mod.Version == api {
-			mods = append(mods, r.Mod.Path)
+	for _, m := range slices.Sorted(maps.Keys(req)) {
+		if strings.HasPrefix(m, "k8s.io/") && req[m] == api {
+			mods = append(mods, m)
 		}
 	}
 	return mods, nil
