@@ -198,7 +198,7 @@ var _ = register("cm/rv-ordering", func(ctx context.Context, c client.Client, ns
 	o.RV("a2", a)
 	l := &corev1.ConfigMapList{}
 	o.Err("list", c.List(ctx, l, client.InNamespace(ns)))
-	o.RVString("list", l.ResourceVersion)
+	o.RVNotOlder("list", l.ResourceVersion)
 	o.RVvs("b1", "a2")
 	o.Add("list.items", namesOf(cmNames(l), true))
 	for _, it := range l.Items {

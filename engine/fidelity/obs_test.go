@@ -62,6 +62,25 @@ func (o *Observation) RVString(label, rv string) {
 	}
 }
 
+// RVNotOlder records whether rv is at least the last resourceVersion seen,
+// without telling "same" from "newer". A list's resourceVersion is the
+// store's revision at the time of the list: on the real server, writers this
+// case does not control (the apiserver's own lease, the kubernetes Service's
+// endpoints reconciler) may advance it between the case's last write and its
+// list, so "same" versus "newer" is timing, not semantics. What both servers
+// promise is that the list is not older than a write that returned before it.
+func (o *Observation) RVNotOlder(label, rv string) {
+	rel := rvRelation(o.last, rv)
+	if rel == "same" || rel == "newer" {
+		rel = "notOlder"
+	}
+	o.Add("rv."+label, rel)
+	if rv != "" {
+		o.last = rv
+		o.rvs[label] = rv
+	}
+}
+
 // RVvs compares the remembered resourceVersions a and b (b relative to a).
 func (o *Observation) RVvs(a, b string) {
 	o.Add("rv."+b+"-vs-"+a, rvRelation(o.rvs[a], o.rvs[b]))
