@@ -130,8 +130,9 @@ lint:
 	@# modules that k8s.io/kubernetes requires at v0.0.0, which tidy drops.
 	@for p in $(PROJECTS); do (cd projects/$$p && go mod tidy -diff) || { echo "projects/$$p: go.mod/go.sum not tidy (diff above): run go mod tidy there" >&2; exit 1; }; done
 
-# Renders every finding's Mermaid timeline with mermaid-cli in Debian's
-# chromium (both installed on first use) and fails on a parse error or an
+# Renders every finding's Mermaid timeline with the Mermaid library that
+# mermaid-cli installs, in Debian's chromium (both installed on first use; one
+# browser renders every diagram, .ci/mermaid-render.mjs) and fails on a parse error or an
 # empty or dropped note; it checks itself on a known-bad diagram first.
 mermaid-check:
 	@.ci/mermaid-check
