@@ -1,9 +1,9 @@
 # ctrlbugs: a corpus of real bugs in real Kubernetes controllers.
 #
 #   make reproduce FINDING=fluxcd-f1   replay one finding on the pinned upstream
-#   make test                          unit tests, smoke tests, every scenario's reference run twice
+#   make test                          unit tests, smoke tests, every scenario's reference run twice, every finding's recorded trace replayed
 #   make explore-all [SHARD=i/n] [UPDATE=1]   every scenario's search in full against the digest
-#   make verify                        every finding and its control; the index
+#   make verify [ALSO=run]             every finding, its control and also runs (from the digest; ALSO=run: afresh); the index
 #   make fidelity                      the engine against a real kube-apiserver
 #   make lint                          golangci-lint over the engine
 #   make record FINDING=id             (re)record a finding's trace
@@ -50,11 +50,13 @@ test-engine:
 
 # The projects' tests run TestScenarios in its reference tier (the default
 # of CTRLBUGS_TIER): each scenario's reference run twice; the full searches
-# are explore-all's.
+# are explore-all's. TestFindings replays each finding's recorded trace
+# (CTRLBUGS_MODE=replay); its variants, control and also runs are make
+# verify's.
 test-projects:
 	@for p in $(PROJECTS); do \
 	  echo "== projects/$$p"; \
-	  (cd projects/$$p && go vet ./... && CTRLBUGS_TIER=reference go test -count=1 -timeout 30m ./...) || exit 1; \
+	  (cd projects/$$p && go vet ./... && CTRLBUGS_TIER=reference CTRLBUGS_MODE=replay go test -count=1 -timeout 30m ./...) || exit 1; \
 	done
 
 # Every committed scenario's search in full, compared with the committed
@@ -104,7 +106,7 @@ record-release: check-finding
 verify:
 	@fail=0; for p in $(PROJECTS); do \
 	  out=$$(mktemp); \
-	  mkdir -p out; (export CTRLBUGS_MODE=verify; $(call testbin,$$p,-test.run 'TestFindings') 2>&1) > $$out || fail=1; \
+	  mkdir -p out; (export CTRLBUGS_MODE=verify CTRLBUGS_ALSO='$(ALSO)'; $(call testbin,$$p,-test.run 'TestFindings') 2>&1) > $$out || fail=1; \
 	  grep -E '^[a-z0-9]+-[a-z0-9]+ [A-Z]' $$out || true; \
 	  if [ $$fail = 1 ]; then grep -v -E '^(=== RUN|--- PASS)' $$out >&2; fi; \
 	  rm -f $$out; \

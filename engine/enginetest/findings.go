@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ctrlbugs/corpus/engine"
+	"github.com/ctrlbugs/corpus/engine/digest"
 	"github.com/ctrlbugs/corpus/engine/finding"
 	"github.com/ctrlbugs/corpus/engine/scenario"
 	"github.com/ctrlbugs/corpus/engine/trace"
@@ -28,6 +29,12 @@ const (
 	// ModeBump runs the scenario afresh on whatever upstream is pinned now
 	// and reports whether the finding still holds.
 	ModeBump = "bump"
+	// ModeReplay replays the recorded trace and prints the reproduce line,
+	// without the timeline and without running the other variants of a
+	// claim about every variant (make verify runs them, and the control):
+	// what `make test` checks of each finding, that its recording still
+	// replays byte for byte, at the cost of one run.
+	ModeReplay = "replay"
 )
 
 // RepoRoot finds the repository root (the directory holding go.work).
@@ -66,9 +73,13 @@ func Findings(t *testing.T, p *engine.Project) {
 	if mode == "" {
 		mode = ModeReproduce
 	}
-	if mode == ModeInspect {
+	switch mode {
+	case ModeInspect:
 		inspectMode(t, p, root) // inspectmode.go
 		return
+	case ModeReproduce, ModeVerify, ModeRecord, ModeBump, ModeReplay, ModeVariants:
+	default:
+		t.Fatalf("CTRLBUGS_MODE=%q: want one of %s, %s, %s, %s, %s, %s", mode, ModeReproduce, ModeReplay, ModeVerify, ModeRecord, ModeBump, ModeInspect)
 	}
 	// One list in id order, broken and valid together, so the output
 	// order does not depend on which findings are broken.
@@ -398,7 +409,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	// The helpers sharing the primary run's variants start first, so
 	// that their start-up overlaps this process's own first run (pool.go).
 	var primary *pool
-	if mode != ModeVariants && f.Primary.AllVariants() {
+	if mode != ModeVariants && mode != ModeReplay && f.Primary.AllVariants() {
 		var err error
 		if primary, err = startPool(t, "primary"); err != nil {
 			t.Fatal(err)
@@ -523,15 +534,15 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	// The recorded trace is one variant; a claim about every variant is
 	// checked by running them all afresh.
 	var variants *finding.Count
-	if f.Primary.AllVariants() {
+	if f.Primary.AllVariants() && mode != ModeReplay {
 		ok, n, problem := allVariants(t, scn, p, f, "primary", primary, primaryList)
 		variants = &finding.Count{OK: ok, N: n}
 		if problem != "" && mismatch == "" {
 			mismatch = problem
 		}
 	}
-	if mode == ModeReproduce {
-		if tr, err := trace.Read(bytes.NewReader(replayed)); err == nil {
+	if mode == ModeReproduce || mode == ModeReplay {
+		if tr, err := trace.Read(bytes.NewReader(replayed)); err == nil && mode == ModeReproduce {
 			fmt.Print(trace.Timeline(tr, 60))
 		}
 		v := finding.Verdict{ID: f.ID, Line: finding.Reproduce, Claim: claim, Mismatch: mismatch, Trace: trace.Hash(replayed), Variants: variants}
@@ -578,13 +589,51 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	}
 }
 
-// alsoRuns runs the finding's runs under other conditions (finding.Finding.
-// Also), each afresh from its own scenario, and reports each one's problem
-// ("" when it gave its expected verdict).
+// EnvAlso chooses how verify mode checks a finding's runs under other
+// conditions (finding.Finding.Also): AlsoDigest (the default) or AlsoRun.
+const EnvAlso = "CTRLBUGS_ALSO"
+
+// The ways of checking an also run (EnvAlso).
+const (
+	// AlsoDigest judges an also run that is its scenario's whole search,
+	// unchanged (no variant, ablation or dropped perturbation or action),
+	// from the committed digest of that search (engine/digest): the same
+	// runs and oracle outcomes make explore-all derives afresh and compares
+	// with the digest, so CI, running both, checks the claim against the
+	// controllers' behaviour without running each search twice. Any other
+	// also run, and one whose scenario the digest lacks, runs afresh.
+	AlsoDigest = "digest"
+	// AlsoRun runs every also run afresh.
+	AlsoRun = "run"
+)
+
+// alsoRuns checks the finding's runs under other conditions (finding.
+// Finding.Also), each from its own scenario, and reports each one's problem
+// ("" when it gave its expected verdict): from the committed digest or
+// afresh, as EnvAlso says.
 func alsoRuns(t *testing.T, p *engine.Project, f *finding.Finding) []finding.Also {
 	t.Helper()
+	how := os.Getenv(EnvAlso)
+	switch how {
+	case "":
+		how = AlsoDigest
+	case AlsoDigest, AlsoRun:
+	default:
+		t.Fatalf("%s=%q: want %q or %q", EnvAlso, how, AlsoDigest, AlsoRun)
+	}
 	var out []finding.Also
 	for _, r := range f.Also {
+		if how == AlsoDigest {
+			d, err := digestOf(p, f, r)
+			if err != nil {
+				out = append(out, finding.Also{Label: r.Label, Digest: true, Problem: finding.Underscored("digest: " + err.Error())})
+				continue
+			}
+			if d != nil {
+				out = append(out, finding.Also{Label: r.Label, Digest: true, Problem: finding.Underscored(judgeDigest(d, f, r))})
+				continue
+			}
+		}
 		problem := ""
 		scn, err := engine.LoadScenario(f.Abs(r.Scenario), p)
 		if err != nil {
@@ -602,6 +651,58 @@ func alsoRuns(t *testing.T, p *engine.Project, f *finding.Finding) []finding.Als
 		out = append(out, finding.Also{Label: r.Label, Problem: finding.Underscored(problem)})
 	}
 	return out
+}
+
+// digestOf returns the committed digest entry of r's scenario when r is
+// that scenario's whole search unchanged; nil, nil when r must run afresh
+// (it changes the search, or its scenario is not one of the project's
+// committed scenarios, or the digest has no entry for it: explore-all fails
+// on a committed scenario missing from the digest).
+func digestOf(p *engine.Project, f *finding.Finding, r finding.Run) (*digest.Scenario, error) {
+	if r.Variant != "" || r.Variants != "" || r.DropPerturbations || len(r.DropActions) > 0 || len(r.Ablations) > 0 {
+		return nil, nil
+	}
+	dir := filepath.Join(f.Root, "scenarios", p.Name)
+	if filepath.Dir(f.Abs(r.Scenario)) != dir {
+		return nil, nil
+	}
+	file, err := digest.Read(digest.Path(f.Root, p.Name))
+	if err != nil {
+		return nil, err
+	}
+	name := filepath.Base(r.Scenario)
+	for i := range file.Scenarios {
+		if file.Scenarios[i].File == name {
+			return &file.Scenarios[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// judgeDigest is pick's judgement of r over a committed digest entry: with
+// "holds" every run's outcome of the finding's oracle must be holds, with
+// "fails" some run's must be FAILS; "" when it is so, else the problem.
+func judgeDigest(d *digest.Scenario, f *finding.Finding, r finding.Run) string {
+	if len(d.Verdicts) == 0 {
+		return "the digest's search of " + d.File + " has no run"
+	}
+	for _, run := range d.Verdicts {
+		outcome, ok := run.Oracles[f.Oracle]
+		switch {
+		case !ok:
+			return fmt.Sprintf("the scenario has no oracle named %q (digest of %s, run %q)", f.Oracle, d.File, run.Run)
+		case outcome == digest.Error:
+			return fmt.Sprintf("oracle %s could not judge run %q (digest of %s)", f.Oracle, run.Run, d.File)
+		case outcome == digest.Fails && r.Expect == "holds":
+			return fmt.Sprintf("oracle %s fails in run %q (digest of %s)", f.Oracle, run.Run, d.File)
+		case outcome == digest.Fails:
+			return ""
+		}
+	}
+	if r.Expect == "holds" {
+		return ""
+	}
+	return fmt.Sprintf("oracle %s holds in all %d runs (digest of %s)", f.Oracle, len(d.Verdicts), d.File)
 }
 
 func firstDiff(a, b []byte) string {

@@ -108,7 +108,7 @@ func TestFindings(t *testing.T) {
 		name     string
 		findings map[string]string // file name under findings/sample -> content
 		// The modes run in this order; a mode left out is not run.
-		bump, record, verify, reproduce *want
+		bump, record, verify, reproduce, replay *want
 	}{{
 		name:      "one variant",
 		findings:  map[string]string{"sample-f1.md": sampleFinding("sample-f1", "counted", "")},
@@ -116,6 +116,7 @@ func TestFindings(t *testing.T) {
 		record:    &want{lines: []string{`(?m)^sample-f1: recorded findings/sample/sample-f1.trace.jsonl`}},
 		verify:    &want{lines: []string{`(?m)^sample-f1 REFUTED control=clean trace=sha256:[0-9a-f]+$`}},
 		reproduce: &want{lines: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+$`}},
+		replay:    &want{lines: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+$`}},
 	}, {
 		name:      "every variant, all agree",
 		findings:  map[string]string{"sample-f1.md": sampleFinding("sample-f1", "counted", every)},
@@ -123,6 +124,8 @@ func TestFindings(t *testing.T) {
 		record:    &want{lines: []string{`(?m)^sample-f1: recorded `}},
 		verify:    &want{lines: []string{`(?m)^sample-f1 REFUTED variants=4/4 control=clean trace=sha256:[0-9a-f]+$`}},
 		reproduce: &want{lines: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+ variants=4/4$`}},
+		// replay runs the recorded variant only: no count.
+		replay: &want{lines: []string{`(?m)^sample-f1: REFUTED as recorded trace=sha256:[0-9a-f]+$`}},
 	}, {
 		// "short" holds in the recorded variant (10 steps) and fails in
 		// the last (11; placements follow every write of the run, both
@@ -159,7 +162,7 @@ func TestFindings(t *testing.T) {
 				for _, step := range []struct {
 					mode string
 					want *want
-				}{{"bump", tc.bump}, {"record", tc.record}, {"verify", tc.verify}, {"reproduce", tc.reproduce}} {
+				}{{"bump", tc.bump}, {"record", tc.record}, {"verify", tc.verify}, {"reproduce", tc.reproduce}, {"replay", tc.replay}} {
 					if step.want == nil {
 						continue
 					}
@@ -289,7 +292,59 @@ func TestFindingsPlannedClock(t *testing.T) {
 	}
 }
 
-// A bad CTRLBUGS_JOBS is an error naming it, not a fallback.
+// TestFindingsAlsoFromDigest: verify judges an also run that is its
+// scenario's whole search from the committed digest (CTRLBUGS_ALSO=digest,
+// the default), runs it afresh with CTRLBUGS_ALSO=run, and always runs an
+// also run that changes the search (here an ablation) or whose scenario the
+// digest lacks. The digest entries below disagree with what the runs give,
+// so each line shows which way it was judged.
+func TestFindingsAlsoFromDigest(t *testing.T) {
+	const also = "also:\n" +
+		"  - {label: whole, scenario: scenarios/sample/other.json, expect: holds}\n" +
+		"  - {label: no-generation, scenario: scenarios/sample/other.json, ablations: [generation], expect: fails}\n" +
+		"  - {label: undigested, scenario: scenarios/sample/third.json, expect: holds}\n"
+	digestOf := func(outcome string) string {
+		return `{"project": "sample", "scenarios": [{"file": "other.json", "mode": "placements", "runs": 1, "failing": 0,
+  "verdicts": [{"run": "r1", "oracles": {"counted": "` + outcome + `", "short": "holds"}}]}]}`
+	}
+	for _, tc := range []struct {
+		name, digest string
+		env          []string
+		line         string // the also= field of the verdict line
+		fails        bool
+	}{
+		{"digest agrees", digestOf("holds"), nil, `also=whole:digest:ok,no-generation:ok,undigested:ok `, false},
+		{"digest disagrees", digestOf("FAILS"), nil,
+			`also=whole:digest:oracle_counted_fails_in_run_"r1"_\(digest_of_other.json\),no-generation:ok,undigested:ok `, true},
+		{"digest lacks the oracle", strings.Replace(digestOf("holds"), `"counted": "holds", `, "", 1), nil,
+			`also=whole:digest:the_scenario_has_no_oracle_named_"counted"_\(digest_of_other.json,_run_"r1"\),`, true},
+		{"run afresh", digestOf("FAILS"), []string{"CTRLBUGS_ALSO=run"}, `also=whole:ok,no-generation:ok,undigested:ok `, false},
+		{"bad setting", digestOf("holds"), []string{"CTRLBUGS_ALSO=never"}, `CTRLBUGS_ALSO="never": want "digest" or "run"`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, f := range []string{"counter.json", "other.json", "third.json"} {
+				put(t, filepath.Join(root, "scenarios", "sample", f), sampleScenario)
+			}
+			put(t, filepath.Join(root, "scenarios", "sample.digest.json"), tc.digest)
+			put(t, filepath.Join(root, "findings", "sample", "sample-f1.md"),
+				strings.Replace(sampleFinding("sample-f1", "counted", ""), "---\nbody", also+"---\nbody", 1))
+			if out, err := child(t, root, "record", "CTRLBUGS_JOBS=1"); err != nil {
+				t.Fatalf("record: %v\n%s", err, out)
+			}
+			out, err := child(t, root, "verify", append([]string{"CTRLBUGS_JOBS=1"}, tc.env...)...)
+			if !regexp.MustCompile(tc.line).MatchString(out) {
+				t.Errorf("verify output lacks %s:\n%s", tc.line, out)
+			}
+			if (err != nil) != tc.fails {
+				t.Errorf("verify: exit %v, want failure %v:\n%s", err, tc.fails, out)
+			}
+		})
+	}
+}
+
+// A bad CTRLBUGS_JOBS is an error naming it, not a fallback; so is an
+// unknown CTRLBUGS_MODE.
 func TestFindingsBadJobs(t *testing.T) {
 	root := t.TempDir()
 	put(t, filepath.Join(root, "scenarios", "sample", "counter.json"), sampleScenario)
@@ -297,6 +352,10 @@ func TestFindingsBadJobs(t *testing.T) {
 	out, err := child(t, root, "bump", "CTRLBUGS_JOBS=two")
 	if err == nil || !strings.Contains(out, `CTRLBUGS_JOBS="two": want a positive integer`) {
 		t.Fatalf("exit %v, output:\n%s", err, out)
+	}
+	out, err = child(t, root, "verfiy")
+	if err == nil || !strings.Contains(out, `CTRLBUGS_MODE="verfiy": want one of`) {
+		t.Fatalf("mode verfiy: exit %v, output:\n%s", err, out)
 	}
 }
 

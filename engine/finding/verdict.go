@@ -27,7 +27,7 @@ import (
 //	Recorded   <id>: recorded <file> (<n> bytes) trace=<hash>
 //	Reproduce  <id>: <claim> as recorded trace=<hash>[ variants=<ok>/<n>]
 //	           <id>: MISMATCH with the recorded <claim>: <mismatch>
-//	Verify     <id> <claim>[ variants=<ok>/<n>] control=<control>[ also=<label>:<result>,…] trace=<hash>
+//	Verify     <id> <claim>[ variants=<ok>/<n>] control=<control>[ also=<label>:[digest:]<result>,…] trace=<hash>
 //	           <id> MISMATCH(<mismatch>)[ variants=<ok>/<n>] control=… trace=<hash>
 //	Bump       <id>: <bump result>[ <scope>][: <detail>]
 //
@@ -98,6 +98,10 @@ func (c Count) String() string { return fmt.Sprintf("%d/%d", c.OK, c.N) }
 // Also is one run under other conditions (Finding.Also) on a Verify line.
 type Also struct {
 	Label string
+	// Digest says the run was judged from the committed digest of its
+	// scenario's search (engine/enginetest.AlsoDigest) rather than run:
+	// printed as a "digest:" prefix of the result.
+	Digest bool
 	// Problem is why the run did not give its expected verdict, as printed
 	// (spaces as underscores); "" when it did ("ok").
 	Problem string
@@ -246,11 +250,18 @@ func (v Verdict) String() string {
 }
 
 func (a Also) result() string {
-	if a.Problem == "" {
-		return "ok"
+	r := a.Problem
+	if r == "" {
+		r = "ok"
 	}
-	return a.Problem
+	if a.Digest {
+		r = alsoDigestPrefix + r
+	}
+	return r
 }
+
+// alsoDigestPrefix marks an also result judged from the committed digest.
+const alsoDigestPrefix = "digest:"
 
 // idPattern is a finding id, optionally with a release: the same shape the
 // Makefile's greps look for ([a-z0-9]+-[a-z0-9]+).
@@ -381,10 +392,11 @@ func parseAlso(s string) []Also {
 	for _, c := range append(cuts, []int{len(s), len(s)}) {
 		part := s[start:c[0]]
 		label, result, _ := strings.Cut(part, ":")
+		result, fromDigest := strings.CutPrefix(result, alsoDigestPrefix)
 		if result == "ok" {
 			result = ""
 		}
-		out = append(out, Also{Label: label, Problem: result})
+		out = append(out, Also{Label: label, Digest: fromDigest, Problem: result})
 		start = c[0] + 1
 	}
 	return out

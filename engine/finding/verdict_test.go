@@ -39,6 +39,9 @@ func TestVerdictRoundTrip(t *testing.T) {
 		{"verify, variants, also", Verdict{ID: "karpenter-f4", Line: Verify, Claim: ClaimReproduced, Variants: &Count{3, 3}, Control: ControlClean,
 			Also: []Also{{Label: "watch-list"}, {Label: "standby-watch-list"}}, Trace: h},
 			"karpenter-f4 REPRODUCED variants=3/3 control=clean also=watch-list:ok,standby-watch-list:ok trace=" + h},
+		{"verify, also from the digest", Verdict{ID: "karpenter-12", Line: Verify, Claim: ClaimReproduced, Control: ControlClean,
+			Also: []Also{{Label: "lag5s", Digest: true}, {Label: "pdb", Digest: true, Problem: Underscored("oracle o holds in all 3 runs (digest of x.json)")}, {Label: "ran"}}, Trace: h},
+			"karpenter-12 REPRODUCED control=clean also=lag5s:digest:ok,pdb:digest:oracle_o_holds_in_all_3_runs_(digest_of_x.json),ran:ok trace=" + h},
 		{"verify, everything wrong", Verdict{ID: "kro-f1", Line: Verify, Mismatch: "oracle x was expected to fail but holds (ev (a), b)", Variants: &Count{2, 4},
 			Control: Underscored("oracle x fails in run \"a\": ev"),
 			Also:    []Also{{Label: "ordering", Problem: Underscored("harness error: a, b: c")}, {Label: "spaced"}}, Trace: h},
@@ -109,6 +112,8 @@ func TestVerdictOK(t *testing.T) {
 		{Verdict{Line: Verify, Control: ControlClean, Also: []Also{{Label: "a"}}}, true},
 		{Verdict{Line: Verify, Control: "x"}, false},
 		{Verdict{Line: Verify, Control: ControlClean, Also: []Also{{Label: "a", Problem: "p"}}}, false},
+		{Verdict{Line: Verify, Control: ControlClean, Also: []Also{{Label: "a", Digest: true}}}, true},
+		{Verdict{Line: Verify, Control: ControlClean, Also: []Also{{Label: "a", Digest: true, Problem: "p"}}}, false},
 		{Verdict{Line: Bump, Bump: BumpResultOf(true, "")}, true},
 		{Verdict{Line: Bump, Bump: BumpResultOf(false, "p")}, false},
 	} {
