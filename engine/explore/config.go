@@ -143,6 +143,7 @@ type Trigger struct {
 	// When is a predicate over the state, evaluated between steps. An
 	// error is not false: the trigger does not fire in that state, and its
 	// first error is recorded (Result.TriggerErrors, a note in the trace).
+	// The State's objects are shared with the store: read them only.
 	When func(State) (bool, error)
 	// After delays a When trigger: it fires this long after the first
 	// state in which When held (whatever the predicate says then).
@@ -206,7 +207,8 @@ type Config struct {
 	Actions     []Action
 	// Perturbations are the faults injected, each active in its window.
 	Perturbations []Perturbation
-	// Invariants are checked after every step (oracle "always" scope).
+	// Invariants are checked after every step (oracle "always" scope). The
+	// State's objects are shared with the store: read them only.
 	Invariants []func(State) (bool, error)
 	MaxSteps   int
 	Horizon    time.Duration

@@ -20,11 +20,24 @@ import (
 func typesPatch(pt string) types.PatchType { return types.PatchType(pt) }
 
 // state returns the objects as they are now.
-func (w *world) state() State {
+func (w *world) state() State { return w.snapshot(true) }
+
+// view is the state with its objects shared with the store, not copied:
+// for the predicates evaluated between steps (triggers, "always" oracles),
+// which only read it. Stored versions are never modified in place (a write
+// stores a new version; Redecode replaces the pointers), so a view stays
+// what it was when taken.
+func (w *world) view() State { return w.snapshot(false) }
+
+func (w *world) snapshot(copies bool) State {
 	var objs []*unstructured.Unstructured
 	st := w.srv.Store()
 	for _, gk := range st.Kinds() {
-		objs = append(objs, st.List(gk, "", 0)...)
+		if copies {
+			objs = append(objs, st.List(gk, "", 0)...)
+		} else {
+			objs = append(objs, st.PeekList(gk, "", 0)...)
+		}
 	}
 	kinds := w.srv.Kinds()
 	served := make([]schema.GroupVersionKind, 0, len(kinds))
@@ -39,7 +52,7 @@ func (w *world) applyActions() {
 	var st *State
 	get := func() State {
 		if st == nil {
-			s := w.state()
+			s := w.view()
 			st = &s
 		}
 		return *st
@@ -160,7 +173,16 @@ func (w *world) loop() error {
 		// Reconciles that woke while the loop slept acted: their steps
 		// end before anything else looks at the state.
 		w.collect()
-		w.updateWindows(func() State { return w.state() })
+		// One view for every window's condition: updateWindows writes
+		// nothing.
+		var snap *State
+		w.updateWindows(func() State {
+			if snap == nil {
+				s := w.view()
+				snap = &s
+			}
+			return *snap
+		})
 		w.settle()
 		w.applyActions()
 		w.elect()
@@ -360,7 +382,7 @@ func (w *world) checkInvariants() {
 			continue
 		}
 		if st == nil {
-			s := w.state()
+			s := w.view()
 			st = &s
 		}
 		ok, err := inv(*st)

@@ -505,3 +505,32 @@ func TestRedecode(t *testing.T) {
 		t.Fatalf("second Redecode changed %d versions, epoch %d; want 0, 1", n, s.Epoch())
 	}
 }
+
+// TestPeekList: PeekList lists what List lists, without copies (the very
+// objects Peek returns), and a later write leaves a list taken before it
+// as it was: a write stores a new version instead of changing one.
+func TestPeekList(t *testing.T) {
+	s, c := newStore()
+	put(t, s, cm("b", "x", "1"), 0)
+	a := put(t, s, cm("a", "y", "1"), 0)
+	c.advance(time.Second)
+	before := s.PeekList(cmGK, "", 0)
+	if got, want := len(before), len(s.List(cmGK, "", 0)); got != want || got != 2 {
+		t.Fatalf("PeekList: %d objects, List: %d, want 2", got, want)
+	}
+	if before[0].GetNamespace() != "a" || before[1].GetNamespace() != "b" {
+		t.Errorf("PeekList order: %s, %s; want a, b", before[0].GetNamespace(), before[1].GetNamespace())
+	}
+	peeked, _, _ := s.Peek(key(cmGK, "a", "y"), 0)
+	if before[0] != peeked {
+		t.Errorf("PeekList copied the object Peek shares")
+	}
+	a.Object["data"] = map[string]any{"v": "2"}
+	put(t, s, a, s.CurrentRev(key(cmGK, "a", "y")))
+	if v := dataV(t, before[0]); v != "1" {
+		t.Errorf("a list taken before a write changed with it: v=%s", v)
+	}
+	if v := dataV(t, s.PeekList(cmGK, "a", 0)[0]); v != "2" {
+		t.Errorf("PeekList after the write: v=%s, want 2", v)
+	}
+}
