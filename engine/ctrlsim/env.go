@@ -62,6 +62,11 @@ type Op struct {
 	Written []store.Event
 	Items   int // list: number of items returned
 	Err     error
+	// Goroutine is the calling goroutine's id for hooks that need it,
+	// read by them at most once per call (reading it costs a stack dump,
+	// a fifth of a Karpenter run when each hook read it again); 0 until
+	// a hook has read it. ctrlsim itself never sets or reads it.
+	Goroutine uint64
 }
 
 // IsWrite reports whether the op changes (or tries to change) state.

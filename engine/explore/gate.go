@@ -80,7 +80,7 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 	if !w.bubble {
 		return nil
 	}
-	if f, ok := op.Actor.(*flight); ok && f.runningOn(w) {
+	if f, ok := op.Actor.(*flight); ok && f.runningOn(w, op) {
 		if op.IsWrite() {
 			f.compute(w.start)
 		}

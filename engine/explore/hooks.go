@@ -37,7 +37,7 @@ func (h *hooks) current() *ctrl {
 // outside any reconcile.
 func (h *hooks) flightOf(op *ctrlsim.Op) *flight {
 	if f, ok := op.Actor.(*flight); ok && f.c.proc == h.p {
-		if !f.runningOn(h.w) {
+		if !f.runningOn(h.w, op) {
 			// A goroutine the Reconcile started, with its context:
 			// outside any reconcile (flight.runningOn).
 			return nil

@@ -79,15 +79,29 @@ func (f *flight) returned() bool {
 // but is not the step: its calls wait at the gate and, when released, are
 // the process's calls outside any reconcile. Outside a bubble nothing runs
 // concurrently and the context decides.
-func (f *flight) runningOn(w *world) bool {
+//
+// op, when the question is asked for a client call, keeps the goroutine's
+// id for the call's other hooks (ctrlsim.Op.Goroutine).
+func (f *flight) runningOn(w *world, op *ctrlsim.Op) bool {
 	if f.returned() {
 		return false
 	}
 	if !w.bubble {
 		return true
 	}
-	g, ok := w.flightGs.Load(goid())
+	g, ok := w.flightGs.Load(callerGoid(op))
 	return ok && g.(*flight) == f
+}
+
+// callerGoid is goid, read once per client call op (nil: no call).
+func callerGoid(op *ctrlsim.Op) uint64 {
+	if op == nil {
+		return goid()
+	}
+	if op.Goroutine == 0 {
+		op.Goroutine = goid()
+	}
+	return op.Goroutine
 }
 
 // mustWait reports, on f's own goroutine, whether f's next call or sync
