@@ -102,7 +102,7 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		// call fails now (it would fail when released too).
 		return errCrashed
 	}
-	return w.wait(&gated{p: h.p, key: op.Verb + " " + op.Subresource + " " + kindString(op.GVK) + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})})
+	return w.wait(&gated{p: h.p, key: op.Verb + " " + op.Subresource + " " + op.GVK.GroupKind().String() + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})})
 }
 
 // dead reports whether h's process crashed or restarted since h's
@@ -260,7 +260,7 @@ func (h *hooks) outsideWriteFault(op *ctrlsim.Op) error {
 	}
 	p.crashedOutside = true
 	w.note(fmt.Sprintf("%s crashed at its write %d of the run, made outside a reconcile (%s %s %s; %s): the write is not made, the process's later calls fail until it restarts",
-		p.spec.Name, wc.InRun, op.Verb, kindString(op.GVK), keyString(op.Namespace, op.Name), p.crashedBy))
+		p.spec.Name, wc.InRun, op.Verb, op.GVK.GroupKind().String(), keyString(op.Namespace, op.Name), p.crashedBy))
 	return errCrashed
 }
 

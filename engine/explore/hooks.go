@@ -171,7 +171,7 @@ func (h *hooks) record(op *ctrlsim.Op, f *flight) {
 				// (flight.runningOn): say whose.
 				who = fmt.Sprintf("%s (a goroutine started by its reconcile of %q, step %d)", af.c.name, af.req.String(), af.first)
 			}
-			w.note(fmt.Sprintf("%s %s %s %s: %s", who, op.Verb, kindString(op.GVK), keyString(op.Namespace, op.Name), strings.Join(changeOf(op.Written), ", ")))
+			w.note(fmt.Sprintf("%s %s %s %s: %s", who, op.Verb, op.GVK.GroupKind().String(), keyString(op.Namespace, op.Name), strings.Join(changeOf(op.Written), ", ")))
 		}
 		return
 	}
@@ -179,7 +179,7 @@ func (h *hooks) record(op *ctrlsim.Op, f *flight) {
 	if rec == nil {
 		rec = w.resume(f)
 	}
-	t := trace.Op{T: fmtDur(w.now()), Verb: op.Verb, Sub: op.Subresource, PatchType: op.PatchType, Kind: kindString(op.GVK),
+	t := trace.Op{T: fmtDur(w.now()), Verb: op.Verb, Sub: op.Subresource, PatchType: op.PatchType, Kind: op.GVK.GroupKind().String(),
 		Key: keyString(op.Namespace, op.Name), Cached: op.Cached, ViewRev: op.ViewRev, Observed: op.ObservedRV,
 		Current: op.CurrentRV, Pre: op.Precondition, Before: op.RVBefore, After: op.RVAfter, Items: op.Items,
 		Outcome: errorReason(op.Err)}
@@ -194,7 +194,7 @@ func (h *hooks) record(op *ctrlsim.Op, f *flight) {
 		if rec.Views == nil {
 			rec.Views = map[string]trace.View{}
 		}
-		rec.Views[kindString(op.GVK)] = trace.View{Rev: op.ViewRev, Current: w.srv.Store().Rev()}
+		rec.Views[op.GVK.GroupKind().String()] = trace.View{Rev: op.ViewRev, Current: w.srv.Store().Rev()}
 	}
 	rec.Ops = append(rec.Ops, t)
 }

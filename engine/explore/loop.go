@@ -75,7 +75,7 @@ func (w *world) applyActions() {
 			op += "/" + a.Subresource
 		}
 		rec := trace.Action{Type: "action", Step: w.step, T: fmtDur(w.now()), Name: a.Name, Op: op,
-			Key: kindString(a.Obj.GroupVersionKind()) + " " + keyString(a.Obj.GetNamespace(), a.Obj.GetName()), Outcome: errorReason(err)}
+			Key: a.Obj.GroupVersionKind().GroupKind().String() + " " + keyString(a.Obj.GetNamespace(), a.Obj.GetName()), Outcome: errorReason(err)}
 		if err != nil {
 			rec.Error = err.Error()
 		}

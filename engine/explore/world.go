@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -805,13 +804,6 @@ func errorReason(err error) string {
 		return string(r)
 	}
 	return "Error"
-}
-
-func kindString(gvk schema.GroupVersionKind) string {
-	if gvk.Group == "" {
-		return gvk.Kind
-	}
-	return gvk.Kind + "." + gvk.Group
 }
 
 func keyString(ns, name string) string {

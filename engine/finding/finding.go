@@ -92,8 +92,11 @@ type Finding struct {
 	// Also are runs under other conditions that the write-up's conditions
 	// claim (another server release, another successor, another
 	// magnitude), each with its own scenario file (the finding's oracle
-	// must be among its oracles) and expected verdict: verify runs them
-	// afresh (not recorded, not replayed) and fails on any other verdict.
+	// must be among its oracles) and expected verdict, not recorded, not
+	// replayed: verify judges one that is its scenario's whole search
+	// unchanged from the committed digest of that search (which make
+	// explore-all re-derives), runs any other afresh, and fails on any
+	// other verdict (engine/enginetest.EnvAlso).
 	// With "expect: fails", some run of the scenario's search must fail
 	// (the named variant, if any); with "holds", every run must hold.
 	Also []Run `json:"also,omitempty"`
