@@ -47,56 +47,6 @@ func (w *world) snapshot(copies bool) State {
 	return State{Objects: objs, Step: w.step, Time: w.now(), Served: served}
 }
 
-// applyActions applies every user action whose trigger fired.
-func (w *world) applyActions() {
-	var st *State
-	get := func() State {
-		if st == nil {
-			s := w.view()
-			st = &s
-		}
-		return *st
-	}
-	for i := range w.cfg.Actions {
-		a := &w.cfg.Actions[i]
-		if w.actions[i] {
-			continue
-		}
-		ok, at := w.fired(&a.At, get)
-		if !ok {
-			continue
-		}
-		w.actions[i] = true
-		w.actionAt[i] = at
-		st = nil
-		evs, err := w.userWrite(a.Op, a.Subresource, a.Obj, a.Patch, string(a.PatchType), a.Propagation)
-		op := a.Op
-		if a.Subresource != "" {
-			op += "/" + a.Subresource
-		}
-		rec := trace.Action{Type: "action", Step: w.step, T: fmtDur(w.now()), Name: a.Name, Op: op,
-			Key: a.Obj.GroupVersionKind().GroupKind().String() + " " + keyString(a.Obj.GetNamespace(), a.Obj.GetName()), Outcome: errorReason(err)}
-		if err != nil {
-			rec.Error = err.Error()
-		}
-		if len(evs) > 0 {
-			rec.RV = strconv.FormatInt(evs[len(evs)-1].Rev, 10)
-			rec.Changed = changeOf(evs)
-			w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, At: w.now(), Controller: UserWriter, Kind: a.Obj.GroupVersionKind().GroupKind(), Verb: a.Op, Sub: a.Subresource})
-			w.changed++
-			w.openWindows()
-		}
-		_ = w.tw.Write(rec)
-		if err != nil {
-			e := w.actionError(i)
-			e.Reason, e.Err = rec.Outcome, rec.Error
-			w.res.ActionErrors = append(w.res.ActionErrors, e)
-			w.note(e.String() + "; every verdict of this run is an error")
-		}
-		w.checkInvariants()
-	}
-}
-
 // actionError describes action i of the run's configuration, at the
 // current step, for an ActionError.
 func (w *world) actionError(i int) oracle.ActionError {
