@@ -15,45 +15,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/serverversion"
 )
 
-// Known is what exists outside the scenario: the controllers the project
-// registers and the kinds the engine serves. A nil slice is not checked.
-type Known struct {
-	// Project is the name of the project running the scenario ("": not
-	// checked).
-	Project     string
-	Controllers []string
-	Kinds       []schema.GroupVersionKind
-	// Defines returns the kinds an object makes served once it exists in
-	// the cluster, besides a CustomResourceDefinition's own (which are
-	// always counted): a project's definitions whose controller writes a
-	// CRD (e.g. Crossplane's CompositeResourceDefinitions). Kinds defined
-	// by the scenario's objects and by the objects its actions create or
-	// update may be named wherever a served kind may. nil: CRDs only.
-	Defines func(obj map[string]any) []schema.GroupVersionKind
-}
-
-var (
-	nameRE = regexp.MustCompile(`^[a-z0-9-]+$`)
-	kindRE = regexp.MustCompile(`^(?:([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)/)?([a-z0-9]+)/([A-Z][A-Za-z0-9]*)$`)
-)
-
-// ParseKind parses "group/version/Kind", or "version/Kind" for the core
-// group (as in "v1/ConfigMap" or "source.toolkit.fluxcd.io/v1/Bucket").
-func ParseKind(s string) (schema.GroupVersionKind, error) {
-	m := kindRE.FindStringSubmatch(s)
-	if m == nil {
-		return schema.GroupVersionKind{}, fmt.Errorf("bad kind %q: want group/version/Kind, or version/Kind for the core group (e.g. \"apps/v1/Deployment\", \"v1/ConfigMap\")", s)
-	}
-	return schema.GroupVersionKind{Group: m[1], Version: m[2], Kind: m[3]}, nil
-}
-
-// FormatKind is the inverse of ParseKind.
-func FormatKind(gvk schema.GroupVersionKind) string {
-	if gvk.Group == "" {
-		return gvk.Version + "/" + gvk.Kind
-	}
-	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
-}
+var nameRE = regexp.MustCompile(`^[a-z0-9-]+$`)
 
 // Validate checks what Decode cannot: required fields, allowed values,
 // consistency between fields, that CEL expressions compile in the oracle
@@ -115,54 +77,6 @@ type validator struct {
 	collector
 	s     *Scenario
 	known Known
-}
-
-// defineKinds adds to the known kinds those the scenario's objects and
-// created or updated action objects define (see Known.Defines).
-func (v *validator) defineKinds() {
-	if v.known.Kinds == nil {
-		return
-	}
-	objs := append([]map[string]any{}, v.s.Objects...)
-	for _, a := range v.s.Actions {
-		if a.Op == "create" || a.Op == "update" {
-			objs = append(objs, a.Object)
-		}
-	}
-	kinds := slices.Clone(v.known.Kinds)
-	for _, o := range objs {
-		defined := crdKinds(o)
-		if v.known.Defines != nil {
-			defined = append(defined, v.known.Defines(o)...)
-		}
-		for _, k := range defined {
-			if !slices.Contains(kinds, k) {
-				kinds = append(kinds, k)
-			}
-		}
-	}
-	v.known.Kinds = kinds
-}
-
-// crdKinds returns the kinds a CustomResourceDefinition serves.
-func crdKinds(o map[string]any) []schema.GroupVersionKind {
-	if o["apiVersion"] != "apiextensions.k8s.io/v1" || o["kind"] != "CustomResourceDefinition" {
-		return nil
-	}
-	spec, _ := o["spec"].(map[string]any)
-	group, _ := spec["group"].(string)
-	names, _ := spec["names"].(map[string]any)
-	kind, _ := names["kind"].(string)
-	versions, _ := spec["versions"].([]any)
-	var out []schema.GroupVersionKind
-	for _, ver := range versions {
-		m, _ := ver.(map[string]any)
-		name, _ := m["name"].(string)
-		if served, _ := m["served"].(bool); served && name != "" && kind != "" {
-			out = append(out, schema.GroupVersionKind{Group: group, Version: name, Kind: kind})
-		}
-	}
-	return out
 }
 
 func (v *validator) top() {
@@ -317,17 +231,6 @@ func stringAt(m map[string]any, k string) (string, string) {
 		return "", "empty"
 	}
 	return s, ""
-}
-
-func (v *validator) kind(field, k string) {
-	gvk, err := ParseKind(k)
-	if err != nil {
-		v.add(field, err.Error())
-		return
-	}
-	if v.known.Kinds != nil && !slices.Contains(v.known.Kinds, gvk) {
-		v.add(field, fmt.Sprintf("unknown kind %s", k))
-	}
 }
 
 // controller checks a reference to one of the scenario's controllers.
