@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math/rand"
 	"strings"
 	"time"
 
@@ -198,7 +197,7 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 				if !opts.mine(unit) {
 					continue
 				}
-				r, err := explore.Run(ctx, v.cfg, explore.Random{R: rand.New(rand.NewSource(scn.Search.Seed + int64(i)))})
+				r, err := explore.RandomTrial(ctx, v.cfg, scn.Search.Seed, i)
 				if err != nil {
 					return nil, err
 				}

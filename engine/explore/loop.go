@@ -113,11 +113,11 @@ func (w *world) ordered() ([]string, []*active) {
 func (w *world) loop() error {
 	maxSteps := w.cfg.MaxSteps
 	if maxSteps <= 0 {
-		maxSteps = 500
+		maxSteps = DefaultMaxSteps
 	}
 	horizon := w.cfg.Horizon
 	if horizon <= 0 {
-		horizon = time.Hour
+		horizon = DefaultHorizon
 	}
 	for {
 		// Reconciles that woke while the loop slept acted: their steps

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strings"
+	"time"
 
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
@@ -20,10 +21,10 @@ type DFSOptions struct {
 // returns false to stop the search.
 func DFS(ctx context.Context, cfg *Config, opts DFSOptions, visit func(prefix []int, r *Result) bool) (runs int, err error) {
 	if opts.MaxStates <= 0 {
-		opts.MaxStates = 10000
+		opts.MaxStates = DefaultMaxStates
 	}
 	if opts.MaxDepth <= 0 {
-		opts.MaxDepth = 50
+		opts.MaxDepth = DefaultMaxDepth
 	}
 	seen := map[string]bool{}
 	stack := [][]int{nil}
@@ -74,12 +75,35 @@ func stateBefore(r *Result, j int) string {
 	return r.Snapshots[idx].Hash
 }
 
+// The searches' bounds when a caller leaves them zero: scenario.DefaultSearch
+// takes its bounds from these, so a scenario and a direct caller of Run,
+// DFS or RandomWalks get the same.
+const (
+	// DefaultMaxSteps bounds a run's steps (Config.MaxSteps).
+	DefaultMaxSteps = 500
+	// DefaultHorizon bounds a run's virtual time (Config.Horizon).
+	DefaultHorizon = time.Hour
+	// DefaultMaxStates bounds a DFS's runs (DFSOptions.MaxStates).
+	DefaultMaxStates = 10000
+	// DefaultMaxDepth bounds the choice points a DFS branches at in a run
+	// (DFSOptions.MaxDepth).
+	DefaultMaxDepth = 50
+)
+
+// RandomTrial runs trial i of the random search seeded with seed: every
+// choice drawn from a source seeded with seed+i, so trial i is the same
+// run whether the search runs all its trials (RandomWalks) or a shard of
+// them (engine.Run).
+func RandomTrial(ctx context.Context, cfg *Config, seed int64, i int) (*Result, error) {
+	return Run(ctx, cfg, Random{R: rand.New(rand.NewSource(seed + int64(i)))})
+}
+
 // RandomWalks runs trials seeded walks.
 func RandomWalks(ctx context.Context, cfg *Config, trials int, seed int64, visit func(trial int, r *Result) bool) error {
 	prog := newProgress("random " + cfg.Scenario)
 	defer prog.done()
 	for i := range trials {
-		r, err := Run(ctx, cfg, Random{R: rand.New(rand.NewSource(seed + int64(i)))})
+		r, err := RandomTrial(ctx, cfg, seed, i)
 		if err != nil {
 			return err
 		}

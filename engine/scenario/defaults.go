@@ -3,18 +3,20 @@ package scenario
 import (
 	"time"
 
+	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/oracle"
 )
 
-// DefaultSearch is the search every zero field of Search falls back to.
+// DefaultSearch is the search every zero field of Search falls back to; its
+// bounds are the explorer's own defaults (explore.DefaultMaxSteps, …).
 var DefaultSearch = Search{
 	Mode:      SearchReference,
-	MaxSteps:  500,
-	MaxStates: 10000,
-	MaxDepth:  50,
+	MaxSteps:  explore.DefaultMaxSteps,
+	MaxStates: explore.DefaultMaxStates,
+	MaxDepth:  explore.DefaultMaxDepth,
 	Trials:    20,
 	Seed:      1,
-	Horizon:   Duration{time.Hour},
+	Horizon:   Duration{explore.DefaultHorizon},
 }
 
 // applyDefaults fills every zero field of s from DefaultSearch. Negative
