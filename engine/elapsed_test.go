@@ -45,18 +45,28 @@ func TestElapsed(t *testing.T) {
 		}
 	})
 	t.Run("always", func(t *testing.T) {
+		// An oracle that reads the clock is judged whenever the run wakes,
+		// not only after a write: with no tick, nothing writes between 0s
+		// and 40s, and the state the run wakes to at 40s, before
+		// create-late acts, already has 40s elapsed and no "late".
 		for _, tc := range []struct {
 			late string
+			tick bool
 			want string
 		}{
-			{"10s", "late-by-20s (cel): holds"},
-			{"40s", "late-by-20s (cel): FAILS"},
+			{"10s", true, "late-by-20s (cel): holds"},
+			{"40s", true, "late-by-20s (cel): FAILS"},
+			{"10s", false, "late-by-20s (cel): holds"},
+			{"40s", false, "late-by-20s (cel): FAILS"},
 		} {
-			out := run(t, `"actions": [`+action("create-late", `{"time": "`+tc.late+`"}`, "create", "late", "")+`, `+
-				action("tick", `{"time": "25s"}`, "patch", "tick-a", markPatch)+`],`)
+			actions := action("create-late", `{"time": "`+tc.late+`"}`, "create", "late", "")
+			if tc.tick {
+				actions += `, ` + action("tick", `{"time": "25s"}`, "patch", "tick-a", markPatch)
+			}
+			out := run(t, `"actions": [`+actions+`],`)
 			readTrace(t, out.Runs[0])
 			if v := verdict(out.Runs[0]); !strings.HasPrefix(v, tc.want) {
-				t.Errorf("late at %s: verdict %q, want %q", tc.late, v, tc.want)
+				t.Errorf("late at %s, tick %v: verdict %q, want %q", tc.late, tc.tick, v, tc.want)
 			}
 		}
 	})

@@ -39,7 +39,10 @@ func compileOracles(scn *scenario.Scenario, cfg *explore.Config) ([]compiledOrac
 			co.def = oracle.DefineCEL(scope, o.Expr)
 			if o.Scope == scenario.ScopeAlways {
 				co.inv = len(cfg.Invariants)
-				cfg.Invariants = append(cfg.Invariants, func(s explore.State) (bool, error) { return pred.Eval(oracleState(s)) })
+				cfg.Invariants = append(cfg.Invariants, explore.Invariant{
+					Check:      func(s explore.State) (bool, error) { return pred.Eval(oracleState(s)) },
+					ReadsClock: pred.ReadsClock(),
+				})
 			}
 		}
 		if o.Type == oracle.TypeNonConvergence {

@@ -207,9 +207,10 @@ type Config struct {
 	Actions     []Action
 	// Perturbations are the faults injected, each active in its window.
 	Perturbations []Perturbation
-	// Invariants are checked after every step (oracle "always" scope). The
-	// State's objects are shared with the store: read them only.
-	Invariants []func(State) (bool, error)
+	// Invariants are checked after every step that changed the store, and
+	// those that read the clock after every step and at the run's end
+	// (oracle "always" scope).
+	Invariants []Invariant
 	MaxSteps   int
 	Horizon    time.Duration
 	Seed       int64
@@ -228,6 +229,18 @@ type Config struct {
 
 // State is what oracles see: the objects as they are now, the step and the
 // virtual time since the start.
+// Invariant is a predicate over the state that must hold in every state of
+// a run (oracle "always" scope).
+type Invariant struct {
+	// Check evaluates the predicate. The State's objects are shared with
+	// the store: read them only.
+	Check func(State) (bool, error)
+	// ReadsClock says the predicate reads the state's Step or Time, which
+	// move without a write: it is checked after every step and at the
+	// run's end (its horizon), not only after the steps that wrote.
+	ReadsClock bool
+}
+
 type State struct {
 	Objects []*unstructured.Unstructured
 	Step    int

@@ -123,6 +123,9 @@ func (w *world) loop() error {
 		// Reconciles that woke while the loop slept acted: their steps
 		// end before anything else looks at the state.
 		w.collect()
+		// The state at this instant, before anything acts in it: an
+		// invariant that reads the clock may no longer hold.
+		w.checkClockInvariants()
 		// One view for every window's condition: updateWindows writes
 		// nothing.
 		var snap *State
@@ -259,6 +262,9 @@ func (w *world) loop() error {
 	}
 	w.unfired()
 	w.syncAll()
+	// The run's last instant (its horizon, when it ran out of time) is a
+	// state too: an invariant that reads the clock is judged there.
+	w.checkClockInvariants()
 	st := w.state()
 	w.res.Final = st
 	w.res.FinalHash = w.hash.current()
@@ -318,24 +324,42 @@ func covered(ord []string, name string) bool {
 	return false
 }
 
-// checkInvariants evaluates the "always" invariants that have held so far,
-// if the store changed since they were last evaluated. It runs after every
-// state change: controller steps, user actions, initial objects.
-func (w *world) checkInvariants() {
-	if len(w.cfg.Invariants) == 0 || w.invRev == w.srv.Store().Rev() {
+// checkInvariants evaluates the "always" invariants that have held so far:
+// every one if the store changed since they were last evaluated, and those
+// that read the clock if the step or the virtual time moved (they move
+// without a write). It runs after every state change (controller steps,
+// user actions, initial objects); the clock-reading ones also whenever the
+// loop wakes (a state at a new instant, before anything acts in it) and at
+// the end of the run (checkClockInvariants).
+func (w *world) checkInvariants() { w.checkInvariantsOf(false) }
+
+// checkClockInvariants is checkInvariants for the invariants that read the
+// clock alone: at a wake, whatever wrote since the last step is judged by
+// the step that collects it.
+func (w *world) checkClockInvariants() { w.checkInvariantsOf(true) }
+
+func (w *world) checkInvariantsOf(clockOnly bool) {
+	if len(w.cfg.Invariants) == 0 {
 		return
 	}
-	w.invRev = w.srv.Store().Rev()
+	changed := false
+	if !clockOnly {
+		changed = w.invRev != w.srv.Store().Rev()
+		w.invRev = w.srv.Store().Rev()
+	}
+	moved := w.invStep != w.step || w.invAt != w.now()
+	w.invStep, w.invAt = w.step, w.now()
 	var st *State
 	for i, inv := range w.cfg.Invariants {
-		if w.res.InvariantFailedAt[i] >= 0 {
+		due := changed || inv.ReadsClock && moved
+		if w.res.InvariantFailedAt[i] >= 0 || !due {
 			continue
 		}
 		if st == nil {
 			s := w.view()
 			st = &s
 		}
-		ok, err := inv(*st)
+		ok, err := inv.Check(*st)
 		if err != nil {
 			w.res.InvariantFailedAt[i] = w.step
 			w.res.InvariantErr[i] = err.Error()

@@ -121,9 +121,13 @@ type world struct {
 	// run on goroutines of their own and may yield.
 	bubble bool
 	// the last store hash and the revision it was taken at
-	hash    stateHash
-	invRev  int64 // store revision the invariants were last checked at
-	changed int   // writes since the last snapshot that changed stored state
+	hash   stateHash
+	invRev int64 // store revision the invariants were last checked at
+	// invStep and invAt are the step and virtual time the invariants that
+	// read the clock were last checked at.
+	invStep int
+	invAt   time.Duration
+	changed int // writes since the last snapshot that changed stored state
 	tw      *trace.Writer
 	cur     *trace.Step
 	curCtrl *ctrl

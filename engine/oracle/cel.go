@@ -48,6 +48,8 @@ type Predicate struct {
 	prg  cel.Program
 	// served: the expression calls served(...).
 	served bool
+	// clock: the expression reads step, time or elapsed.
+	clock bool
 
 	mu    sync.Mutex
 	objs  []*unstructured.Unstructured // the state under evaluation; guarded by mu
@@ -90,9 +92,15 @@ func CompileCEL(expr string) (*Predicate, error) {
 	p.prg = prg
 	for _, r := range ast.NativeRep().ReferenceMap() {
 		p.served = p.served || slices.Contains(r.OverloadIDs, servedOverload)
+		p.clock = p.clock || r.Name == "step" || r.Name == "time" || r.Name == "elapsed"
 	}
 	return p, nil
 }
+
+// ReadsClock reports whether the expression reads the state's step or time
+// (the variables step, time, elapsed), which move without any write: such
+// a predicate over the same objects can change its answer between steps.
+func (p *Predicate) ReadsClock() bool { return p.clock }
 
 // servedOverload is the overload id of served(apiVersion, kind).
 const servedOverload = "served_string_string"

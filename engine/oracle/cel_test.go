@@ -241,3 +241,29 @@ func TestDeleting(t *testing.T) {
 		})
 	}
 }
+
+// TestReadsClock: a predicate reads the clock when it names step, time or
+// elapsed as variables, not when a string, a field or a map key merely
+// spells one.
+func TestReadsClock(t *testing.T) {
+	for _, tc := range []struct {
+		expr string
+		want bool
+	}{
+		{"step <= 10", true},
+		{"elapsed < duration('20s')", true},
+		{"time > duration('1m') || true", true},
+		{"cel.bind(now, elapsed, now > duration('1s'))", true},
+		{"exists('v1', 'ConfigMap', 'default', 'step')", false},
+		{"objectsOf('v1', 'Pod').all(p, has(p.metadata.name) && p.metadata.name != 'elapsed')", false},
+		{"object('v1', 'ConfigMap', 'default', 'a').data['time'] == 'x'", false},
+	} {
+		p, err := CompileCEL(tc.expr)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.expr, err)
+		}
+		if got := p.ReadsClock(); got != tc.want {
+			t.Errorf("%s: ReadsClock() = %v, want %v", tc.expr, got, tc.want)
+		}
+	}
+}
