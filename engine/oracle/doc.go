@@ -43,7 +43,9 @@
 // content, as maps), time and elapsed (the same duration, two names:
 // virtual time since the run started; elapsed > duration('30s') in a when
 // trigger fires 30s in, in an "always" oracle bounds a property to after
-// that) and step (an int), and the functions
+// that) and step (an int), and the functions (an "always" predicate that
+// reads step, time or elapsed, [Predicate.ReadsClock], is also judged at
+// every instant the run wakes and at its end, not only after writes)
 //
 //	object(apiVersion, kind, namespace, name)   -> map or null
 //	exists(apiVersion, kind, namespace, name)   -> bool
