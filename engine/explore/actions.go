@@ -17,14 +17,7 @@ import (
 
 // applyActions applies every user action whose trigger fired.
 func (w *world) applyActions() {
-	var st *State
-	get := func() State {
-		if st == nil {
-			s := w.view()
-			st = &s
-		}
-		return *st
-	}
+	get := w.lazyView()
 	for i := range w.cfg.Actions {
 		a := &w.cfg.Actions[i]
 		if w.actions[i] {
@@ -36,7 +29,7 @@ func (w *world) applyActions() {
 		}
 		w.actions[i] = true
 		w.actionAt[i] = at
-		st = nil
+		get = w.lazyView() // the write below changes the state
 		evs, err := w.userWrite(a.Op, a.Subresource, a.Obj, a.Patch, string(a.PatchType), a.Propagation)
 		op := a.Op
 		if a.Subresource != "" {

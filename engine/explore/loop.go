@@ -29,6 +29,19 @@ func (w *world) state() State { return w.snapshot(true) }
 // what it was when taken.
 func (w *world) view() State { return w.snapshot(false) }
 
+// lazyView returns a function giving one view, taken on its first call:
+// for a run of predicates over the same state, of which none may need it.
+func (w *world) lazyView() func() State {
+	var st *State
+	return func() State {
+		if st == nil {
+			s := w.view()
+			st = &s
+		}
+		return *st
+	}
+}
+
 func (w *world) snapshot(copies bool) State {
 	var objs []*unstructured.Unstructured
 	st := w.srv.Store()
@@ -128,14 +141,7 @@ func (w *world) loop() error {
 		w.checkClockInvariants()
 		// One view for every window's condition: updateWindows writes
 		// nothing.
-		var snap *State
-		w.updateWindows(func() State {
-			if snap == nil {
-				s := w.view()
-				snap = &s
-			}
-			return *snap
-		})
+		w.updateWindows(w.lazyView())
 		w.settle()
 		w.applyActions()
 		w.elect()
@@ -349,17 +355,13 @@ func (w *world) checkInvariantsOf(clockOnly bool) {
 	}
 	moved := w.invStep != w.step || w.invAt != w.now()
 	w.invStep, w.invAt = w.step, w.now()
-	var st *State
+	view := w.lazyView()
 	for i, inv := range w.cfg.Invariants {
 		due := changed || inv.ReadsClock && moved
 		if w.res.InvariantFailedAt[i] >= 0 || !due {
 			continue
 		}
-		if st == nil {
-			s := w.view()
-			st = &s
-		}
-		ok, err := inv.Check(*st)
+		ok, err := inv.Check(view())
 		if err != nil {
 			w.res.InvariantFailedAt[i] = w.step
 			w.res.InvariantErr[i] = err.Error()
