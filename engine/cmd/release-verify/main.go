@@ -3,7 +3,8 @@
 // it builds the project at that release in a scratch copy of the
 // repository, as projects/<p>/releases.json says (go get the listed module
 // versions, drop the listed requirements, put release files in place of
-// the harness's, go mod tidy, all with GOWORK=off), and runs the project's
+// the harness's, go mod tidy, all with GOWORK=off, after raising every
+// other module to the version the workspace selects), and runs the project's
 // TestFindings there with CTRLBUGS_RELEASE set, so that each finding
 // listing the release replays its trace recorded there and runs its
 // control (enginetest.onRelease). In record mode (-record) it copies the
@@ -221,6 +222,23 @@ func runJob(ctx context.Context, root, scratch, logs string, files []string, j j
 		fmt.Fprintf(&log, "# %s replaced by %s\n", to, from)
 	}
 	start := time.Now()
+	// The workspace's library versions first (gocmd.AlignArgs): the release
+	// then runs on the libraries the pinned release runs on, and its build
+	// shares the workspace's compiled packages instead of compiling
+	// nearly everything afresh (8 min on 2 cores with an empty cache).
+	ws, err := gocmd.BuildList(ctx, filepath.Join(root, "engine"), append(cleanEnv(os.Environ()), "GOTOOLCHAIN=go"+gover))
+	if err != nil {
+		return false, fmt.Errorf("the workspace's build list: %w", err)
+	}
+	own, err := gocmd.BuildList(ctx, pdir, env)
+	if err != nil {
+		return false, fmt.Errorf("%s's build list (GOWORK=off): %w", j.project, err)
+	}
+	if align := gocmd.AlignArgs(ws, own); len(align) > 0 {
+		if err := step("go", append([]string{"mod", "edit"}, align...)...); err != nil {
+			return false, err
+		}
+	}
 	if err := step("go", append([]string{"get"}, j.release.Get...)...); err != nil {
 		return false, err
 	}

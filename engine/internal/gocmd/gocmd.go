@@ -70,3 +70,71 @@ func Versions(ctx context.Context, dir string, env []string, module string) ([]s
 	}
 	return m.Versions, nil
 }
+
+// Module is one entry of a build list (`go list -m -json all`).
+type Module struct {
+	Path    string
+	Version string
+	Main    bool
+	Replace *Module
+}
+
+// BuildList is the build list the go command resolves in dir with env (in
+// a workspace: the workspace's), main modules included.
+func BuildList(ctx context.Context, dir string, env []string) ([]Module, error) {
+	out, err := Output(ctx, dir, env, "list", "-m", "-json", "all")
+	if err != nil {
+		return nil, err
+	}
+	var mods []Module
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var m Module
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("go list -m -json all: %v", err)
+		}
+		mods = append(mods, m)
+	}
+	return mods, nil
+}
+
+// AlignArgs are the `go mod edit` flags that make a module whose build list
+// is own select, for every module it shares with the workspace's build
+// list ws, the workspace's version and the workspace's module replacement:
+// a -require for each version that differs, a -replace for each
+// version-to-version replacement the workspace makes (go.work's replace
+// directives, which a GOWORK=off build does not see). Main modules and
+// replacements by a directory (our own modules) are left as they are.
+//
+// Why: a scratch build of one project (cmd/release-verify, cmd/bump-check)
+// runs with GOWORK=off on the project's go.mod alone, whose build list is
+// lower than the workspace's (the workspace's is the union of every
+// project's). Every package above a module at another version compiles
+// afresh, which is nearly everything: aligned, such a build shares the
+// workspace's compiled packages, and the release runs on the same library
+// versions as the pinned one.
+func AlignArgs(ws, own []Module) []string {
+	byPath := make(map[string]Module, len(ws))
+	for _, m := range ws {
+		if !m.Main {
+			byPath[m.Path] = m
+		}
+	}
+	var args []string
+	for _, m := range own {
+		w, ok := byPath[m.Path]
+		if m.Main || !ok || w.Version == "" {
+			continue
+		}
+		if m.Replace != nil && m.Replace.Version == "" {
+			continue // a directory replacement: one of ours
+		}
+		if w.Version != m.Version {
+			args = append(args, "-require="+m.Path+"@"+w.Version)
+		}
+		if r := w.Replace; r != nil && r.Version != "" && (m.Replace == nil || *m.Replace != *r || w.Version != m.Version) {
+			args = append(args, "-replace="+m.Path+"@"+w.Version+"="+r.Path+"@"+r.Version)
+		}
+	}
+	return args
+}
