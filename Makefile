@@ -53,10 +53,19 @@ test-engine:
 # are explore-all's. TestFindings replays each finding's recorded trace
 # (CTRLBUGS_MODE=replay); its variants, control and also runs are make
 # verify's.
+# The project's own package runs from its test binary (.ci/testbin: the one
+# make verify, reproduce and explore-all run, linked once); its other
+# packages (fluxcd's s3stub) through go test.
 test-projects:
 	@for p in $(PROJECTS); do \
 	  echo "== projects/$$p"; \
-	  (cd projects/$$p && go vet ./... && CTRLBUGS_TIER=reference CTRLBUGS_MODE=replay go test -count=1 -timeout 30m ./...) || exit 1; \
+	  (cd projects/$$p && go vet ./...) || exit 1; \
+	  t0=$$SECONDS; out=$$(mktemp); \
+	  (export CTRLBUGS_TIER=reference CTRLBUGS_MODE=replay; $(call testbin,$$p,-test.timeout 30m)) > $$out 2>&1 \
+	    || { grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS)' $$out; rm -f $$out; echo "FAIL	projects/$$p" >&2; exit 1; }; \
+	  rm -f $$out; echo "ok  	projects/$$p	$$((SECONDS - t0))s"; \
+	  rest=$$(cd projects/$$p && go list ./... | grep -v -x -F "$$(go list .)" || true); \
+	  if [ -n "$$rest" ]; then (cd projects/$$p && go test -count=1 $$rest) || exit 1; fi; \
 	done
 
 # Every committed scenario's search in full, compared with the committed
@@ -131,6 +140,8 @@ lint:
 	@# unnoticed). The engine's go.mod is not checked: it pins k8s.io staging
 	@# modules that k8s.io/kubernetes requires at v0.0.0, which tidy drops.
 	@for p in $(PROJECTS); do (cd projects/$$p && go mod tidy -diff) || { echo "projects/$$p: go.mod/go.sum not tidy (diff above): run go mod tidy there" >&2; exit 1; }; done
+	@# The fidelity suite's module on the workspace's build list (make fidelity-align).
+	@cd engine && go run ./cmd/align -root .. -dir engine/fidelity -check
 
 # Renders every finding's Mermaid timeline with the Mermaid library that
 # mermaid-cli installs, in Debian's chromium (both installed on first use; one

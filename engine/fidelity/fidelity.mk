@@ -11,7 +11,7 @@ FIDELITY_LOG_DIR ?= $(CURDIR)/engine/fidelity/out
 FIDELITY_REPORT ?= $(CURDIR)/engine/fidelity/out/fidelity-report.json
 FIDELITY_GO = cd engine/fidelity && GOWORK=off GOFLAGS="-mod=mod -buildvcs=false"
 
-.PHONY: fidelity fidelity-build fidelity-update-known fidelity-vacuity-discover
+.PHONY: fidelity fidelity-build fidelity-align fidelity-update-known fidelity-vacuity-discover
 
 # Runs the suite, streams the case table, keeps the full -v log in a file of
 # its own under $(FIDELITY_LOG_DIR) (named by time and process id; its path is
@@ -37,6 +37,13 @@ fidelity:
 # Compile only: warms the build cache (the cold compile takes many minutes).
 fidelity-build:
 	$(FIDELITY_GO) go test -count=1 -run 'XXX_NONE' ./...
+
+# Moves every library the suite shares with the workspace to the workspace's
+# version (engine/cmd/align; make lint checks it): the engine under test is
+# then the corpus's, and the suite's build shares the workspace's compiled
+# packages. Run it after a change to any project's go.mod.
+fidelity-align:
+	cd engine && go run ./cmd/align -root .. -dir engine/fidelity
 
 # Rewrites testdata/pinned/*.json, the pins of knownDifferences and reportedBugs.
 fidelity-update-known:

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+
+	"golang.org/x/mod/semver"
 )
 
 // MakeVars are make's own variables. A tool that `make` ran has them in
@@ -101,7 +103,9 @@ func BuildList(ctx context.Context, dir string, env []string) ([]Module, error) 
 // AlignArgs are the `go mod edit` flags that make a module whose build list
 // is own select, for every module it shares with the workspace's build
 // list ws, the workspace's version and the workspace's module replacement:
-// a -require for each version that differs, a -replace for each
+// a -require for each version below the workspace's (a module the build
+// needs newer than the workspace selects is left: lowering it could break
+// the build), a -replace for each
 // version-to-version replacement the workspace makes (go.work's replace
 // directives, which a GOWORK=off build does not see). Main modules and
 // replacements by a directory (our own modules) are left as they are.
@@ -129,7 +133,7 @@ func AlignArgs(ws, own []Module) []string {
 		if m.Replace != nil && m.Replace.Version == "" {
 			continue // a directory replacement: one of ours
 		}
-		if w.Version != m.Version {
+		if semver.Compare(w.Version, m.Version) > 0 {
 			args = append(args, "-require="+m.Path+"@"+w.Version)
 		}
 		if r := w.Replace; r != nil && r.Version != "" && (m.Replace == nil || *m.Replace != *r || w.Version != m.Version) {
@@ -137,4 +141,20 @@ func AlignArgs(ws, own []Module) []string {
 		}
 	}
 	return args
+}
+
+// Used keeps the modules of mods that provide a package to the build of
+// the packages in dir (with their tests): the ones whose version decides
+// what is compiled. go mod tidy drops the requirements on the others, so
+// they may stay below another build list's version without effect.
+func Used(ctx context.Context, dir string, env []string, mods []Module) ([]Module, error) {
+	out, err := Output(ctx, dir, env, "list", "-deps", "-test", "-f", "{{with .Module}}{{.Path}}{{end}}", "./...")
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		used[strings.TrimSpace(l)] = true
+	}
+	return slices.DeleteFunc(slices.Clone(mods), func(m Module) bool { return !used[m.Path] }), nil
 }

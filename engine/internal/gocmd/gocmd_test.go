@@ -42,6 +42,7 @@ func TestAlignArgs(t *testing.T) {
 	}{
 		{"already aligned", []Module{{Path: "example.com/corpus/projects/a", Main: true}, mod("golang.org/x/net", "v0.60.0")}, nil},
 		{"lower versions raised", []Module{mod("golang.org/x/net", "v0.56.0"), mod("golang.org/x/text", "v0.42.0")}, []string{"-require=golang.org/x/net@v0.60.0"}},
+		{"a higher version left", []Module{mod("golang.org/x/text", "v0.43.0")}, nil},
 		{"the workspace's replacement carried over", []Module{mod("github.com/onsi/ginkgo/v2", "v2.27.4")},
 			[]string{"-require=github.com/onsi/ginkgo/v2@v2.28.1", "-replace=github.com/onsi/ginkgo/v2@v2.28.1=github.com/onsi/ginkgo/v2@v2.27.4"}},
 		{"the same replacement already there", []Module{replaced(mod("github.com/onsi/ginkgo/v2", "v2.28.1"), "github.com/onsi/ginkgo/v2", "v2.27.4")}, nil},
