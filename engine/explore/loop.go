@@ -123,6 +123,10 @@ func (w *world) ordered() ([]string, []*active) {
 	return out, by
 }
 
+// loop runs the world until it stops (quiescent, at its horizon or at its
+// step budget): at each instant it lets what is due act (prepareInstant),
+// then steps one controller (choose, reconcile) or, with none runnable,
+// waits for the next wake (idle); finish records how the run ended.
 func (w *world) loop() error {
 	maxSteps := w.cfg.MaxSteps
 	if maxSteps <= 0 {
@@ -133,28 +137,7 @@ func (w *world) loop() error {
 		horizon = DefaultHorizon
 	}
 	for {
-		// Reconciles that woke while the loop slept acted: their steps
-		// end before anything else looks at the state.
-		w.collect()
-		// The state at this instant, before anything acts in it: an
-		// invariant that reads the clock may no longer hold.
-		w.checkClockInvariants()
-		// One view for every window's condition: updateWindows writes
-		// nothing.
-		w.updateWindows(w.lazyView())
-		w.settle()
-		w.applyActions()
-		w.elect()
-		w.adoptAll()
-		w.syncAll()
-		w.resyncDue()
-		// Upstream's goroutines act on what just happened (runnables
-		// started, watch events released) before the engine goes on.
-		w.settle()
-		now := time.Now()
-		for _, c := range w.ctrls {
-			c.q.fire(now)
-		}
+		w.prepareInstant()
 		if w.step >= maxSteps {
 			w.res.Stop = StopMaxSteps
 			break
@@ -173,38 +156,9 @@ func (w *world) loop() error {
 			continue
 		}
 		if len(run) == 0 {
-			wake, ok := w.nextWake()
-			// A resync wakes the run only before the horizon: a run with
-			// nothing else left is quiescent, as before (what resyncs
-			// after it would do is not simulated).
-			if rs, rok := w.nextResync(); rok && rs.Sub(w.start) <= horizon && (!ok || rs.Before(wake)) {
-				wake, ok = rs, true
-			}
-			if w.goroutines {
-				// Upstream's own goroutines may act at any time: the run
-				// is never quiescent, and the loop sleeps until its next
-				// wake, the horizon, or what they do, whichever is first.
-				end := w.start.Add(horizon)
-				if !ok || wake.After(end) {
-					wake = end
-				}
-				if !time.Now().Before(end) {
-					w.res.Stop = StopHorizon
-					break
-				}
-				w.sleepUntil(wake)
-				continue
-			}
-			if !ok {
-				w.res.Stop = StopQuiescent
+			if stop, ok := w.idle(horizon); ok {
+				w.res.Stop = stop
 				break
-			}
-			if wake.Sub(w.start) > horizon {
-				w.res.Stop = StopHorizon
-				break
-			}
-			if d := time.Until(wake); d > 0 {
-				time.Sleep(d)
 			}
 			continue
 		}
@@ -212,48 +166,9 @@ func (w *world) loop() error {
 			w.res.Stop = StopHorizon
 			break
 		}
-		pick := run[0]
-		var choice *trace.Choice
-		if ord, by := w.ordered(); len(ord) > 0 {
-			var opts []*ctrl
-			for _, c := range run {
-				if covered(ord, c.name) {
-					opts = append(opts, c)
-				}
-			}
-			// A held-back item comes first, where it would run without
-			// the ordering (at the quiescent point before any step).
-			var names []string
-			if ext != nil {
-				names = append(names, ext.name)
-			}
-			for _, c := range opts {
-				names = append(names, c.name)
-			}
-			if len(names) > 1 && (ext != nil || slices.Contains(opts, run[0])) {
-				i := w.chooser.Choose(w.step+1, names)
-				if i < 0 || i >= len(names) {
-					i = 0
-				}
-				choice = &trace.Choice{Options: names, Chosen: i}
-				for _, a := range by {
-					a.applied++
-				}
-				w.res.Choices = append(w.res.Choices, *choice)
-				w.res.ChoiceSteps = append(w.res.ChoiceSteps, w.step+1)
-				if ext != nil {
-					if i == 0 {
-						w.openExternal(ext, choice)
-						w.settle()
-						continue
-					}
-					i--
-				}
-				pick = opts[i]
-			}
-		}
-		if ext != nil && choice == nil {
-			w.openExternal(ext, nil)
+		pick, choice := w.choose(run, ext)
+		if pick == nil {
+			// The held-back item was opened instead of a step.
 			w.settle()
 			continue
 		}
@@ -261,6 +176,133 @@ func (w *world) loop() error {
 		w.reconcile(pick, req, choice)
 		w.afterStep()
 	}
+	w.closeRun()
+	return nil
+}
+
+// prepareInstant lets everything due at the current instant act before a
+// controller steps: reconciles that woke while the loop slept, the
+// perturbations' windows, user actions, elections, adoptions, cache
+// deliveries, resyncs and the queues' due items.
+func (w *world) prepareInstant() {
+	// Reconciles that woke while the loop slept acted: their steps
+	// end before anything else looks at the state.
+	w.collect()
+	// The state at this instant, before anything acts in it: an
+	// invariant that reads the clock may no longer hold.
+	w.checkClockInvariants()
+	// One view for every window's condition: updateWindows writes
+	// nothing.
+	w.updateWindows(w.lazyView())
+	w.settle()
+	w.applyActions()
+	w.elect()
+	w.adoptAll()
+	w.syncAll()
+	w.resyncDue()
+	// Upstream's goroutines act on what just happened (runnables
+	// started, watch events released) before the engine goes on.
+	w.settle()
+	now := time.Now()
+	for _, c := range w.ctrls {
+		c.q.fire(now)
+	}
+}
+
+// idle is the loop's turn when no controller can step: it sleeps until
+// the next wake (a timer, a queue item's delay, a resync, upstream's own
+// goroutines) and reports whether the run stops there instead, and why.
+func (w *world) idle(horizon time.Duration) (Stop, bool) {
+	wake, ok := w.nextWake()
+	// A resync wakes the run only before the horizon: a run with
+	// nothing else left is quiescent, as before (what resyncs
+	// after it would do is not simulated).
+	if rs, rok := w.nextResync(); rok && rs.Sub(w.start) <= horizon && (!ok || rs.Before(wake)) {
+		wake, ok = rs, true
+	}
+	if w.goroutines {
+		// Upstream's own goroutines may act at any time: the run
+		// is never quiescent, and the loop sleeps until its next
+		// wake, the horizon, or what they do, whichever is first.
+		end := w.start.Add(horizon)
+		if !ok || wake.After(end) {
+			wake = end
+		}
+		if !time.Now().Before(end) {
+			return StopHorizon, true
+		}
+		w.sleepUntil(wake)
+		return "", false
+	}
+	if !ok {
+		return StopQuiescent, true
+	}
+	if wake.Sub(w.start) > horizon {
+		return StopHorizon, true
+	}
+	if d := time.Until(wake); d > 0 {
+		time.Sleep(d)
+	}
+	return "", false
+}
+
+// choose picks the controller that steps next among run (the runnable
+// ones, in queue order): the first, unless an ordering in force makes the
+// order a choice point, which the chooser decides and the result records.
+// A held-back item of upstream's worker (ext) is an option too; when it is
+// chosen, or when it is pending and no choice is made, it is opened and
+// choose returns a nil controller.
+func (w *world) choose(run []*ctrl, ext *extBegin) (*ctrl, *trace.Choice) {
+	pick := run[0]
+	var choice *trace.Choice
+	if ord, by := w.ordered(); len(ord) > 0 {
+		var opts []*ctrl
+		for _, c := range run {
+			if covered(ord, c.name) {
+				opts = append(opts, c)
+			}
+		}
+		// A held-back item comes first, where it would run without
+		// the ordering (at the quiescent point before any step).
+		var names []string
+		if ext != nil {
+			names = append(names, ext.name)
+		}
+		for _, c := range opts {
+			names = append(names, c.name)
+		}
+		if len(names) > 1 && (ext != nil || slices.Contains(opts, run[0])) {
+			i := w.chooser.Choose(w.step+1, names)
+			if i < 0 || i >= len(names) {
+				i = 0
+			}
+			choice = &trace.Choice{Options: names, Chosen: i}
+			for _, a := range by {
+				a.applied++
+			}
+			w.res.Choices = append(w.res.Choices, *choice)
+			w.res.ChoiceSteps = append(w.res.ChoiceSteps, w.step+1)
+			if ext != nil {
+				if i == 0 {
+					w.openExternal(ext, choice)
+					return nil, choice
+				}
+				i--
+			}
+			pick = opts[i]
+		}
+	}
+	if ext != nil && choice == nil {
+		w.openExternal(ext, nil)
+		return nil, nil
+	}
+	return pick, choice
+}
+
+// closeRun records how the run ended: reconciles still blocked, actions
+// that never fired, the caches' last deliveries, the clock-reading
+// invariants at the last instant, the final state and the work left.
+func (w *world) closeRun() {
 	for _, f := range w.flights {
 		if !f.orphan && !f.detached {
 			w.note(fmt.Sprintf("the reconcile %s %s started at step %d was still blocked when the run stopped", f.c.name, f.req, f.first))
@@ -281,7 +323,6 @@ func (w *world) loop() error {
 			w.res.Pending++
 		}
 	}
-	return nil
 }
 
 func (w *world) afterStep() {
