@@ -16,6 +16,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/perturb"
 	"github.com/ctrlbugs/corpus/engine/scenario"
 	"github.com/ctrlbugs/corpus/engine/serverversion"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Compile translates a validated scenario into the explorer's configuration
@@ -97,7 +98,7 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 		}
 		pt := map[string]types.PatchType{scenario.PatchMerge: types.MergePatchType, scenario.PatchJSON: types.JSONPatchType,
 			scenario.PatchStrategic: types.StrategicMergePatchType}[a.PatchType]
-		act := explore.Action{Name: a.Name, At: *at, Op: a.Op,
+		act := explore.Action{Name: a.Name, At: *at, Op: verb.Verb(a.Op),
 			Obj: &unstructured.Unstructured{Object: deepCopyJSON(a.Object)}, Patch: a.Patch, PatchType: pt,
 			Propagation: metav1.DeletionPropagation(a.PropagationPolicy), Subresource: a.Subresource}
 		if a.Subresource != "" && a.Op != scenario.OpUpdate && a.Op != scenario.OpPatch {

@@ -58,7 +58,7 @@ func crashedOps(t *testing.T, out *engine.Outcome) []string {
 			}
 			for _, op := range s.Ops {
 				if op.Outcome == "Crashed" {
-					v := op.Verb
+					v := op.Verb.String()
 					if op.Sub != "" {
 						v += "/" + op.Sub
 					}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Ablation is one kube-apiserver semantic a run can switch off on purpose,
@@ -78,5 +80,5 @@ func (s *Server) applyByReplace(k *Kind, req Request, old, applied *unstructured
 	if st, ok := old.Object["status"]; ok && req.Subresource == "" && k.Status {
 		out.Object["status"] = st
 	}
-	return s.update(k, req, old, out, false, "apply")
+	return s.update(k, req, old, out, false, verb.Apply)
 }

@@ -19,6 +19,8 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/apis/core/validation"
 	kubefeatures "k8s.io/kubernetes/pkg/features"
+
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Bind answers POST pods/<name>/binding (a core/v1 Binding), as
@@ -85,7 +87,7 @@ func (s *Server) Bind(req Request, body *unstructured.Unstructured) (*unstructur
 		rvBefore = old.GetResourceVersion()
 	}
 	out, stored, err := s.bind(podKind, req, body)
-	return out, s.report(podKind, Write{Verb: "create", Subresource: "binding", Key: key, Manager: req.FieldManager, RVBefore: rvBefore}, stored, err)
+	return out, s.report(podKind, Write{Verb: verb.Create, Subresource: "binding", Key: key, Manager: req.FieldManager, RVBefore: rvBefore}, stored, err)
 }
 
 // bind is Bind's work: the response and, when it wrote, the stored pod.

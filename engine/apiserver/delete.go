@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/store"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 func storeKey(k *Kind, ns, name string) store.Key {
@@ -38,7 +39,7 @@ func (s *Server) Delete(req Request, opts metav1.DeleteOptions) (*unstructured.U
 	} else {
 		err = errNotFound(k, req.Name)
 	}
-	return out, s.report(k, Write{Verb: "delete", Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
+	return out, s.report(k, Write{Verb: verb.Delete, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
 }
 
 func (s *Server) checkDeletePreconditions(k *Kind, old *unstructured.Unstructured, opts metav1.DeleteOptions) error {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ctrlbugs/corpus/engine/internal/mergepatch"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Patch applies a JSON merge, strategic merge or JSON patch, or a
@@ -29,19 +30,19 @@ func (s *Server) Patch(req Request, pt types.PatchType, data []byte) (*unstructu
 	key := storeKey(k, req.Namespace, req.Name)
 	old, exists := s.store.Get(key, 0)
 	var out *unstructured.Unstructured
-	verb := "patch"
+	v := verb.Patch
 	switch {
 	case req.Subresource == "scale" && exists:
 		out, err = s.patchScale(k, req, pt, data)
 	case pt == types.ApplyPatchType || pt == types.ApplyYAMLPatchType:
-		verb = "apply"
+		v = verb.Apply
 		out, err = s.apply(k, req, old, data)
 	case !exists:
 		err = errNotFound(k, req.Name)
 	default:
 		out, err = s.patch(k, req, old, pt, data)
 	}
-	return out, s.report(k, Write{Verb: verb, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
+	return out, s.report(k, Write{Verb: v, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
 }
 
 func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
@@ -54,7 +55,7 @@ func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt 
 		// unconditional in a different way: it is simply not a precondition.
 		obj.SetResourceVersion(old.GetResourceVersion())
 	}
-	return s.update(k, req, old, obj, true, "patch")
+	return s.update(k, req, old, obj, true, verb.Patch)
 }
 
 // applyPatch applies a merge, JSON or strategic merge patch to cur with the
@@ -173,5 +174,5 @@ func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, dat
 	} else {
 		out.SetResourceVersion(old.GetResourceVersion())
 	}
-	return s.update(k, req, old, out, false, "apply")
+	return s.update(k, req, old, out, false, verb.Apply)
 }

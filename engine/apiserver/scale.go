@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // scalePaths returns the spec replicas, status replicas and label selector
@@ -153,7 +155,7 @@ func (s *Server) UpdateScale(req Request, scale *unstructured.Unstructured) (*un
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	obj.SetManagedFields(entries)
-	if _, err := s.update(k, Request{GVK: req.GVK, Namespace: req.Namespace, Name: req.Name, FieldManager: req.FieldManager}, old, obj, false, "update"); err != nil {
+	if _, err := s.update(k, Request{GVK: req.GVK, Namespace: req.Namespace, Name: req.Name, FieldManager: req.FieldManager}, old, obj, false, verb.Update); err != nil {
 		return nil, err
 	}
 	return s.GetScale(req)

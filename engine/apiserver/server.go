@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/ctrlbugs/corpus/engine/store"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Ablations switch off one named semantic each. They exist to show how an
@@ -88,7 +89,7 @@ type Server struct {
 // Write describes one request that reached storage (or was refused), for
 // observers such as the trace recorder.
 type Write struct {
-	Verb        string // create, update, patch, apply, delete
+	Verb        verb.Verb // create, update, patch, apply, delete
 	Subresource string
 	Key         store.Key
 	Manager     string

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Create stores a new object, as POST does.
@@ -27,7 +29,7 @@ func (s *Server) Create(req Request, obj *unstructured.Unstructured) (*unstructu
 		return nil, apierrors.NewMethodNotSupported(k.groupResource(), "create "+req.Subresource)
 	}
 	out, err := s.create(k, req, obj, true)
-	return out, s.report(k, Write{Verb: "create", Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager}, out, err)
+	return out, s.report(k, Write{Verb: verb.Create, Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager}, out, err)
 }
 
 func nameOf(out, in *unstructured.Unstructured) string {
@@ -167,14 +169,14 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 	} else if !ok {
 		err = errNotFound(k, req.Name)
 	} else {
-		out, err = s.update(k, req, old, obj, true, "update")
+		out, err = s.update(k, req, old, obj, true, verb.Update)
 	}
-	return out, s.report(k, Write{Verb: "update", Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
+	return out, s.report(k, Write{Verb: verb.Update, Subresource: req.Subresource, Key: key, Manager: req.FieldManager, RVBefore: rvOf(old)}, out, err)
 }
 
 // update is the common path of Update, Patch and Apply on an existing
 // object. in is the request body (for patches: the patched object).
-func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured, track bool, verb string) (*unstructured.Unstructured, error) {
+func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured, track bool, v verb.Verb) (*unstructured.Unstructured, error) {
 	sub := req.Subresource
 	if sub == "status" && !s.hasStatus(k) {
 		return nil, errNoSubresource(k, req.Name)
@@ -188,7 +190,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	// Preconditions: resourceVersion (optimistic concurrency) and uid.
 	rv := in.GetResourceVersion()
 	if rv == "" {
-		if !k.Unconditional && verb == "update" && !s.ablate.Conflicts {
+		if !k.Unconditional && v == verb.Update && !s.ablate.Conflicts {
 			return nil, errInvalidCR(k, old.GetName(), field.Invalid(field.NewPath("metadata", "resourceVersion"), int64(0), "must be specified for an update"))
 		}
 	} else if rv != old.GetResourceVersion() && !s.ablate.Conflicts {
@@ -197,7 +199,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	// A uid in a PUT body is a precondition (rest.DefaultUpdatedObjectInfo's
 	// Preconditions: 409); the patch handler has none, so a patch that
 	// changes the uid fails object-meta validation below (422).
-	if uid := in.GetUID(); uid != "" && uid != old.GetUID() && verb == "update" {
+	if uid := in.GetUID(); uid != "" && uid != old.GetUID() && v == verb.Update {
 		return nil, errPrecondition(k, old.GetName(), "UID", string(uid), string(old.GetUID()))
 	}
 	req1, err := s.normalize(k, in)
@@ -269,7 +271,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		}
 	}
 	if track {
-		if deduped && verb == "patch" && sub == "" {
+		if deduped && v == verb.Patch && sub == "" {
 			// The patch handler dedups after the field manager has seen the
 			// patched object (the update handler before).
 			refs := obj.GetOwnerReferences()

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Client is a controller-runtime client.Client for one controller identity.
@@ -127,7 +128,7 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	if err != nil {
 		return err
 	}
-	op := &Op{Verb: "get", GVK: gvk, Namespace: key.Namespace, Name: key.Name}
+	op := &Op{Verb: verb.Get, GVK: gvk, Namespace: key.Namespace, Name: key.Name}
 	cached := caches != nil && caches(obj, gvk)
 	op.Cached = cached // known before the call: a Gater may tell cached reads apart
 	return c.call(ctx, op, func() error {
@@ -178,7 +179,7 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 	if _, ok := c.env.Server.KindFor(gvk.GroupKind()); !ok {
 		return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
 	}
-	op := &Op{Verb: "list", GVK: gvk, Namespace: lo.Namespace}
+	op := &Op{Verb: verb.List, GVK: gvk, Namespace: lo.Namespace}
 	cached := caches != nil && caches(list, gvk)
 	op.Cached = cached // known before the call: a Gater may tell cached reads apart
 	return c.call(ctx, op, func() error {
@@ -237,7 +238,7 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 	if err != nil {
 		return err
 	}
-	op := &Op{Verb: "create", GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	op := &Op{Verb: verb.Create, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	return c.call(ctx, op, func() error {
 		u, err := c.toUnstructured(obj, gvk)
 		if err != nil {
@@ -275,7 +276,7 @@ func (c *Client) update(ctx context.Context, obj client.Object, sub, fieldManage
 	if err != nil {
 		return err
 	}
-	op := &Op{Verb: "update", Subresource: sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Precondition: obj.GetResourceVersion()}
+	op := &Op{Verb: verb.Update, Subresource: sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Precondition: obj.GetResourceVersion()}
 	return c.call(ctx, op, func() error {
 		u, err := c.toUnstructured(obj, gvk)
 		if err != nil {
@@ -312,15 +313,15 @@ func (c *Client) patch(ctx context.Context, obj, body client.Object, sub string,
 	if err != nil {
 		return err
 	}
-	op := &Op{Verb: "patch", Subresource: sub, PatchType: string(patch.Type()), GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	op := &Op{Verb: verb.Patch, Subresource: sub, PatchType: patch.Type(), GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	if patch.Type() == types.ApplyPatchType || patch.Type() == types.ApplyYAMLPatchType {
-		op.Verb = "apply"
+		op.Verb = verb.Apply
 	}
 	op.Precondition = preconditionOf(data, patch.Type())
 	return c.call(ctx, op, func() error {
 		force := po.Force != nil && *po.Force
 		manager := c.manager(po.FieldManager)
-		if op.Verb == "apply" {
+		if op.Verb == verb.Apply {
 			// Apply has no default manager: the server requires one.
 			manager = po.FieldManager
 		}
@@ -371,7 +372,7 @@ func (c *Client) applyConfig(ctx context.Context, obj runtime.ApplyConfiguration
 	if _, ok := c.env.Server.KindFor(gvk.GroupKind()); !ok {
 		return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
 	}
-	op := &Op{Verb: "apply", Subresource: sub, PatchType: string(types.ApplyPatchType), GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName(),
+	op := &Op{Verb: verb.Apply, Subresource: sub, PatchType: types.ApplyPatchType, GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName(),
 		Precondition: u.GetResourceVersion()}
 	return c.call(ctx, op, func() error {
 		force := ao.Force != nil && *ao.Force
@@ -409,7 +410,7 @@ func (c *Client) delete(ctx context.Context, obj client.Object, opts metav1.Dele
 		return nil, err
 	}
 	var held *unstructured.Unstructured
-	op := &Op{Verb: "delete", GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	op := &Op{Verb: verb.Delete, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
 		op.Precondition = *opts.Preconditions.ResourceVersion
 	}
@@ -441,7 +442,7 @@ func (c *Client) deleteAllOf(ctx context.Context, obj client.Object, ns string, 
 	if err != nil {
 		return err
 	}
-	op := &Op{Verb: "deleteAllOf", GVK: gvk, Namespace: ns}
+	op := &Op{Verb: verb.DeleteAllOf, GVK: gvk, Namespace: ns}
 	return c.call(ctx, op, func() error {
 		if sel.Labels == nil {
 			sel.Labels = labels.Everything()

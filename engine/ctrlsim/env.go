@@ -6,9 +6,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/store"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Env is what every client of one simulated cluster shares: the server and a
@@ -40,12 +42,13 @@ type Op struct {
 	// Actor is what made the call, as named by the context it was made
 	// with (WithActor); nil when the context names none.
 	Actor       any
-	Verb        string // get, list, create, update, patch, apply, delete, deleteAllOf
+	Verb        verb.Verb
 	Subresource string
-	PatchType   string
-	GVK         schema.GroupVersionKind
-	Namespace   string
-	Name        string
+	// PatchType is a patch's or an apply's ("" for other verbs).
+	PatchType types.PatchType
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
 	// Cached: served from the controller's informer view, at ViewRev.
 	Cached  bool
 	ViewRev int64
@@ -70,13 +73,7 @@ type Op struct {
 }
 
 // IsWrite reports whether the op changes (or tries to change) state.
-func (o *Op) IsWrite() bool {
-	switch o.Verb {
-	case "get", "list":
-		return false
-	}
-	return true
-}
+func (o *Op) IsWrite() bool { return !o.Verb.IsRead() }
 
 type actorKey struct{}
 

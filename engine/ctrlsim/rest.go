@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // restTransport serves Kubernetes REST requests in process: the seam
@@ -217,7 +218,7 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		// A watch starts where the process's view is and sends its initial
 		// events at once: it waits at the gate as a call does, so where it
 		// starts does not depend on the Go scheduler.
-		if err := t.c.gate(ctx, &Op{Verb: "watch", GVK: gvk, Namespace: ri.Namespace}); err != nil {
+		if err := t.c.gate(ctx, &Op{Verb: verb.Watch, GVK: gvk, Namespace: ri.Namespace}); err != nil {
 			return errStatus(err)
 		}
 		return t.watch(ri.Namespace, gvr.GroupResource(), gvk, q, meta)

@@ -108,7 +108,7 @@ func TestRESTSeam(t *testing.T) {
 		if op.Controller != "ctl" || op.Cached {
 			t.Errorf("op %+v: not the process's live call", op)
 		}
-		verbs = append(verbs, op.Verb)
+		verbs = append(verbs, op.Verb.String())
 	}
 	if got, want := strings.Join(verbs, " "), "create create get update update patch list get get list delete get"; got != want {
 		t.Errorf("recorded %q, want %q", got, want)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Status implements client.StatusClient.
@@ -39,7 +40,7 @@ func (s *subResourceClient) Get(ctx context.Context, obj client.Object, subResou
 	if err != nil {
 		return err
 	}
-	op := &Op{Verb: "get", Subresource: s.sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	op := &Op{Verb: verb.Get, Subresource: s.sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	return s.c.call(ctx, op, func() error {
 		scale, err := s.c.env.Server.GetScale(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()})
 		if err != nil {
@@ -95,7 +96,7 @@ func (c *Client) createSubResource(ctx context.Context, obj client.Object, sub s
 	if err != nil {
 		return nil, err
 	}
-	op := &Op{Verb: "create", Subresource: sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	op := &Op{Verb: verb.Create, Subresource: sub, GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	if m, ok := body.(metav1.Object); ok && sub == "binding" {
 		op.Precondition = m.GetResourceVersion()
 	}
@@ -133,7 +134,7 @@ func (s *subResourceClient) updateScale(ctx context.Context, obj client.Object, 
 	if body == nil {
 		return apierrors.NewBadRequest("ctrlsim: scale update needs a SubResourceBody (an autoscaling/v1 Scale)")
 	}
-	op := &Op{Verb: "update", Subresource: "scale", GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Precondition: body.GetResourceVersion()}
+	op := &Op{Verb: verb.Update, Subresource: "scale", GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Precondition: body.GetResourceVersion()}
 	return s.c.call(ctx, op, func() error {
 		u, err := s.c.toUnstructured(body, body.GetObjectKind().GroupVersionKind())
 		if err != nil {

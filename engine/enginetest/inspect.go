@@ -84,11 +84,11 @@ func LogTrace(t testing.TB, r *explore.Result, tr *trace.Trace, reads bool) {
 	for _, s := range tr.Steps {
 		var ops []string
 		for _, op := range s.Ops {
-			read := op.Verb == "get" || op.Verb == "list"
+			read := op.Verb.IsRead()
 			if read && !reads {
 				continue
 			}
-			w := op.Verb
+			w := op.Verb.String()
 			if op.Sub != "" {
 				w += "/" + op.Sub
 			}

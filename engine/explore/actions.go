@@ -9,10 +9,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/store"
 	"github.com/ctrlbugs/corpus/engine/trace"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // applyActions applies every user action whose trigger fired.
@@ -30,8 +32,8 @@ func (w *world) applyActions() {
 		w.actions[i] = true
 		w.actionAt[i] = at
 		get = w.lazyView() // the write below changes the state
-		evs, err := w.userWrite(a.Op, a.Subresource, a.Obj, a.Patch, string(a.PatchType), a.Propagation)
-		op := a.Op
+		evs, err := w.userWrite(a.Op, a.Subresource, a.Obj, a.Patch, a.PatchType, a.Propagation)
+		op := a.Op.String()
 		if a.Subresource != "" {
 			op += "/" + a.Subresource
 		}
@@ -60,7 +62,7 @@ func (w *world) applyActions() {
 
 // userWrite applies a user action or initial object as identity "user".
 // It returns the store events the server reported for it.
-func (w *world) userWrite(op, sub string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) ([]store.Event, error) {
+func (w *world) userWrite(op verb.Verb, sub string, obj *unstructured.Unstructured, patch []byte, pt types.PatchType, prop metav1.DeletionPropagation) ([]store.Event, error) {
 	w.env.Lock()
 	defer w.env.Unlock()
 	writes, err := w.env.Track(func() error { return w.userCall(op, sub, obj, patch, pt, prop) })
@@ -74,13 +76,13 @@ func (w *world) userWrite(op, sub string, obj *unstructured.Unstructured, patch 
 	return evs, err
 }
 
-func (w *world) userCall(op, sub string, obj *unstructured.Unstructured, patch []byte, pt string, prop metav1.DeletionPropagation) error {
+func (w *world) userCall(op verb.Verb, sub string, obj *unstructured.Unstructured, patch []byte, pt types.PatchType, prop metav1.DeletionPropagation) error {
 	req := apiserver.Request{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), FieldManager: "user", Subresource: sub}
 	switch op {
-	case "create":
+	case verb.Create:
 		_, err := w.srv.Create(req, obj)
 		return err
-	case "update":
+	case verb.Update:
 		cur, err := w.srv.Get(req)
 		if err != nil {
 			return err
@@ -91,10 +93,10 @@ func (w *world) userCall(op, sub string, obj *unstructured.Unstructured, patch [
 		}
 		_, err = w.srv.Update(req, o)
 		return err
-	case "patch":
-		_, err := w.srv.Patch(req, typesPatch(pt), patch)
+	case verb.Patch:
+		_, err := w.srv.Patch(req, pt, patch)
 		return err
-	case "delete":
+	case verb.Delete:
 		opts := metav1.DeleteOptions{}
 		if prop != "" {
 			opts.PropagationPolicy = &prop

@@ -14,6 +14,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/serverversion"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Controller is a controller the engine can run, as a harness registers it.
@@ -179,7 +180,7 @@ type Window struct {
 type Action struct {
 	Name  string
 	At    Trigger
-	Op    string // create, update, patch, delete
+	Op    verb.Verb // create, update, patch, delete
 	Obj   *unstructured.Unstructured
 	Patch []byte
 	// PatchType for op patch.

@@ -102,7 +102,7 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		// call fails now (it would fail when released too).
 		return errCrashed
 	}
-	return w.wait(&gated{p: h.p, key: op.Verb + " " + op.Subresource + " " + op.GVK.GroupKind().String() + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})})
+	return w.wait(&gated{p: h.p, key: op.Verb.String() + " " + op.Subresource + " " + op.GVK.GroupKind().String() + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})})
 }
 
 // dead reports whether h's process crashed or restarted since h's

@@ -11,6 +11,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/store"
 	"github.com/ctrlbugs/corpus/engine/trace"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // hooks connect one process's clients and cache to the world.
@@ -131,7 +132,7 @@ func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 func (h *hooks) AfterCall(op *ctrlsim.Op) {
 	f := h.flightOf(op)
 	h.record(op, f)
-	if op.Verb == "get" && op.Err == nil && f != nil {
+	if op.Verb == verb.Get && op.Err == nil && f != nil {
 		f.c.lastRead[storeKeyString(op)] = op.ObservedRV
 	}
 	if op.IsWrite() && op.Err == nil {

@@ -11,13 +11,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
-
-func typesPatch(pt string) types.PatchType { return types.PatchType(pt) }
 
 // state returns the objects as they are now.
 func (w *world) state() State { return w.snapshot(true) }

@@ -10,6 +10,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/store"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // recordWrite appends the lost-update record of one store event a write
@@ -18,7 +19,7 @@ import (
 // the leaf fields the write changed, at full depth (and its time, when the
 // run records it). Then the run's write oracles judge the write: verb and
 // sub are the call's.
-func (w *world) recordWrite(writer, verb, sub string, reads map[string]string, ev store.Event, precondition bool) {
+func (w *world) recordWrite(writer string, v verb.Verb, sub string, reads map[string]string, ev store.Event, precondition bool) {
 	key := ev.Key.String()
 	rec := oracle.WriteRecord{
 		Step: w.step, Writer: writer, Key: key, RV: strconv.FormatInt(ev.Rev, 10),
@@ -36,7 +37,7 @@ func (w *world) recordWrite(writer, verb, sub string, reads map[string]string, e
 		rec.T = w.now()
 	}
 	w.res.WriteRecords = append(w.res.WriteRecords, rec)
-	w.checkWrite(writer, verb, sub, ev)
+	w.checkWrite(writer, v, sub, ev)
 }
 
 // serverReadModifyWrite reports whether ev, produced by op, is a write the
@@ -49,7 +50,7 @@ func (w *world) recordWrite(writer, verb, sub string, reads map[string]string, e
 // never read, so it is recorded as preconditioned rather than as the
 // client's blind write. The evicted Pod's deletion is the client's.
 func serverReadModifyWrite(op *ctrlsim.Op, ev store.Event) bool {
-	return op.Verb == "create" && op.Subresource == "eviction" && ev.Key.GroupKind != op.GVK.GroupKind()
+	return op.Verb == verb.Create && op.Subresource == "eviction" && ev.Key.GroupKind != op.GVK.GroupKind()
 }
 
 // changedLeaves lists the leaf paths whose values differ between two

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/oracle"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Perturbation is a fault injected into a run while its window is open.
@@ -145,7 +146,8 @@ type WriteEvent struct {
 	At         time.Duration
 	Controller string // UserWriter for a user action
 	Kind       schema.GroupKind
-	Verb, Sub  string
+	Verb       verb.Verb
+	Sub        string
 }
 
 // UserWriter is the writer of user actions in WriteEvents. Write triggers

@@ -181,14 +181,14 @@ func diffStep(a, b trace.Step) string {
 }
 
 func describeOp(o trace.Op) string {
-	s := o.Verb
+	s := o.Verb.String()
 	if o.Sub != "" {
 		s += "/" + o.Sub
 	}
 	s += " " + o.Kind + " " + o.Key
 	if o.Pre != "" {
 		s += " precondition rv=" + o.Pre
-	} else if o.Verb != "get" && o.Verb != "list" {
+	} else if !o.Verb.IsRead() {
 		s += " no precondition"
 	}
 	s += " -> " + o.Outcome

@@ -18,6 +18,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/trace"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // proc is one upstream process: one manager (one cache, one client
@@ -260,7 +261,7 @@ func (w *world) boot() error {
 		return err
 	}
 	for _, obj := range w.cfg.Objects {
-		if _, err := w.userWrite("create", "", obj, nil, "", ""); err != nil {
+		if _, err := w.userWrite(verb.Create, "", obj, nil, "", ""); err != nil {
 			return fmt.Errorf("initial object %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
 		// An initial object is state that exists already, status included;
@@ -269,7 +270,7 @@ func (w *world) boot() error {
 		// once did.
 		if _, has := obj.Object["status"]; has {
 			if k, ok := w.srv.KindFor(obj.GroupVersionKind().GroupKind()); ok && k.Status && !w.srv.Ablations().StatusSubresource {
-				if _, err := w.userWrite("update", "status", obj, nil, "", ""); err != nil {
+				if _, err := w.userWrite(verb.Update, "status", obj, nil, "", ""); err != nil {
 					return fmt.Errorf("initial object %s %s/%s: writing its status: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 				}
 			}

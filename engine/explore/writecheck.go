@@ -7,6 +7,7 @@ import (
 
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/store"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Recording says what a run records beyond what every run does (every
@@ -30,7 +31,7 @@ type Recording struct {
 // checkWrite evaluates the run's write oracles on one store event a write
 // produced: the call's writer, verb and subresource, the object before
 // and after.
-func (w *world) checkWrite(writer, verb, sub string, ev store.Event) {
+func (w *world) checkWrite(writer string, v verb.Verb, sub string, ev store.Event) {
 	checks := w.cfg.Record.WriteChecks
 	if len(checks) == 0 {
 		return
@@ -38,7 +39,7 @@ func (w *world) checkWrite(writer, verb, sub string, ev store.Event) {
 	if w.res.WriteChecks == nil {
 		w.res.WriteChecks = make([]oracle.WriteCheck, len(checks))
 	}
-	wr := oracle.Write{Step: w.step, Time: w.now(), Writer: writer, Verb: verb, Subresource: sub,
+	wr := oracle.Write{Step: w.step, Time: w.now(), Writer: writer, Verb: v, Subresource: sub,
 		Group: ev.Key.GroupKind.Group, Kind: ev.Key.GroupKind.Kind, Namespace: ev.Key.Namespace, Name: ev.Key.Name,
 		Key: ev.Key.String(), RV: strconv.FormatInt(ev.Rev, 10)}
 	if ev.Prev != nil && ev.Type != store.Added {

@@ -22,7 +22,7 @@ func (ref WriteRef) Matches(e WriteEvent) bool {
 	if ref.Verb == "status" && e.Sub != "status" {
 		return false
 	}
-	if ref.Verb != "" && ref.Verb != "status" && e.Verb != ref.Verb {
+	if ref.Verb != "" && ref.Verb != "status" && string(e.Verb) != ref.Verb {
 		return false
 	}
 	return true

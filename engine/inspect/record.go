@@ -12,6 +12,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/store"
 	"github.com/ctrlbugs/corpus/engine/trace"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Recorder watches one run from inside its synctest bubble: the run's
@@ -75,10 +76,10 @@ type Write struct {
 	// kube-apiserver's own writes (start-up namespaces, the apiextensions
 	// controllers' CRD status) or, for a write no trace record names (a
 	// process's runnable, a follow-on of a write), its field manager.
-	Writer       string `json:"writer"`
-	FieldManager string `json:"fieldManager,omitempty"`
-	Verb         string `json:"verb,omitempty"`
-	Subresource  string `json:"subresource,omitempty"`
+	Writer       string    `json:"writer"`
+	FieldManager string    `json:"fieldManager,omitempty"`
+	Verb         verb.Verb `json:"verb,omitempty"`
+	Subresource  string    `json:"subresource,omitempty"`
 	// Changed summarises the write as the trace does (Op.Changed).
 	Changed []string `json:"changed,omitempty"`
 }

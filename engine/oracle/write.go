@@ -12,6 +12,7 @@ import (
 	"github.com/google/cel-go/ext"
 
 	"github.com/ctrlbugs/corpus/engine/internal/jsonvalue"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Write is one stored write of a run as a write oracle sees it: every
@@ -30,7 +31,8 @@ type Write struct {
 	// Verb and Subresource are the call's: create, update, patch, apply,
 	// delete, deleteAllOf; "status" or "" (a subresource call may write
 	// another object too, as an eviction writes a PodDisruptionBudget).
-	Verb, Subresource string
+	Verb        verb.Verb
+	Subresource string
 	// Group, Kind, Namespace and Name identify the object written.
 	Group, Kind, Namespace, Name string
 	// Key names the object as write records do: "Kind.group namespace/name".
@@ -156,7 +158,7 @@ func (p *WritePredicate) Matches(w Write) bool { return p.sel.Matches(w) }
 func (p *WritePredicate) Eval(w Write) (bool, error) {
 	vars := map[string]any{
 		"writer":      w.Writer,
-		"verb":        w.Verb,
+		"verb":        string(w.Verb),
 		"subresource": w.Subresource,
 		"time":        w.Time,
 		"step":        int64(w.Step),
@@ -204,7 +206,7 @@ type FailedWrite struct {
 	Step        int           `json:"step"`
 	Time        time.Duration `json:"time"`
 	Writer      string        `json:"writer"`
-	Verb        string        `json:"verb"`
+	Verb        verb.Verb     `json:"verb"`
 	Subresource string        `json:"subresource,omitempty"`
 	Key         string        `json:"key"`
 	RV          string        `json:"rv"`
@@ -276,7 +278,7 @@ func (f *FailedWrite) write() Write {
 
 // describe names the write in evidence.
 func (f *FailedWrite) describe() string {
-	call := f.Verb
+	call := f.Verb.String()
 	if f.Subresource != "" {
 		call += "/" + f.Subresource
 	}

@@ -202,7 +202,7 @@ func (s StalenessSearch) Placements(base *explore.Result, bound int) []explore.P
 
 func verbOf(w explore.WriteEvent) string {
 	if w.Sub != "" {
-		return w.Verb + "/" + w.Sub
+		return w.Verb.String() + "/" + w.Sub
 	}
-	return w.Verb
+	return w.Verb.String()
 }

@@ -96,9 +96,9 @@ func appendStep(b []byte, s *Step) []byte {
 func appendOp(b []byte, o *Op) []byte {
 	b = append(b, `{"t":`...)
 	b = appendJSONString(b, o.T)
-	b = appendField(b, "verb", o.Verb)
+	b = appendField(b, "verb", string(o.Verb))
 	b = appendOmitEmpty(b, "sub", o.Sub)
-	b = appendOmitEmpty(b, "patchType", o.PatchType)
+	b = appendOmitEmpty(b, "patchType", string(o.PatchType))
 	b = appendField(b, "kind", o.Kind)
 	b = appendOmitEmpty(b, "key", o.Key)
 	if o.Cached {

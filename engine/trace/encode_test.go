@@ -8,6 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // reference encodes rec as the Writer did before appendStep: json.Encoder
@@ -77,7 +81,7 @@ func randStep(r *rand.Rand) *Step {
 		}
 	}
 	for range r.Intn(4) {
-		s.Ops = append(s.Ops, Op{T: randString(r), Verb: randString(r), Sub: randString(r), PatchType: randString(r),
+		s.Ops = append(s.Ops, Op{T: randString(r), Verb: verb.Verb(randString(r)), Sub: randString(r), PatchType: types.PatchType(randString(r)),
 			Kind: randString(r), Key: randString(r), Cached: r.Intn(2) == 0, ViewRev: randInt(r), Observed: randString(r),
 			Current: randString(r), Pre: randString(r), Before: randString(r), After: randString(r), Items: int(randInt(r)),
 			Outcome: randString(r), Error: randString(r), Changed: randStrings(r)})

@@ -3,17 +3,21 @@ package trace
 import (
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // opLine is the one-line description of a call used by both renderers.
 func opLine(o Op) string {
 	var b strings.Builder
-	verb := strings.ToUpper(o.Verb)
+	call := strings.ToUpper(o.Verb.String())
 	if o.Sub != "" {
-		verb += "/" + o.Sub
+		call += "/" + o.Sub
 	}
-	b.WriteString(verb)
-	if o.PatchType != "" && o.Verb == "patch" {
+	b.WriteString(call)
+	if o.PatchType != "" && o.Verb == verb.Patch {
 		b.WriteString(" (" + shortPatch(o.PatchType) + ")")
 	}
 	b.WriteString(" " + o.Kind)
@@ -27,7 +31,7 @@ func opLine(o Op) string {
 			fmt.Fprintf(&b, ", STALE: saw rv %s, server has %s", o.Observed, o.Current)
 		}
 		b.WriteString("]")
-	case o.Verb == "get":
+	case o.Verb == verb.Get:
 		b.WriteString(" [live]")
 	}
 	if o.Pre != "" {
@@ -43,24 +47,24 @@ func opLine(o Op) string {
 		} else {
 			b.WriteString(" -> ok rv " + o.After)
 		}
-	} else if o.Verb == "list" {
+	} else if o.Verb == verb.List {
 		b.WriteString(fmt.Sprintf(" -> %d items", o.Items))
 	}
 	return b.String()
 }
 
-func shortPatch(pt string) string {
+func shortPatch(pt types.PatchType) string {
 	switch pt {
-	case "application/merge-patch+json":
+	case types.MergePatchType:
 		return "merge"
-	case "application/json-patch+json":
+	case types.JSONPatchType:
 		return "json"
-	case "application/strategic-merge-patch+json":
+	case types.StrategicMergePatchType:
 		return "strategic"
-	case "application/apply-patch+yaml":
+	case types.ApplyYAMLPatchType:
 		return "apply"
 	}
-	return pt
+	return string(pt)
 }
 
 // Timeline renders a trace as text, one block per step.
@@ -242,7 +246,7 @@ func MermaidFrom(t *Trace, from, maxSteps int) string {
 				switch {
 				case o.Outcome != "ok":
 					fmt.Fprintf(&b, "    api--x%s: %s\n", c, esc(o.Outcome))
-				case o.Verb == "get" || o.Verb == "list":
+				case o.Verb.IsRead():
 					fmt.Fprintf(&b, "    api-->>%s: %s\n", c, esc(readReply(o)))
 				case o.After != "" && o.After != o.Before:
 					fmt.Fprintf(&b, "    api-->>%s: rv %s%s\n", c, esc(o.Before+"→"+o.After), esc(changed(o.Changed)))
@@ -286,7 +290,7 @@ func MermaidFrom(t *Trace, from, maxSteps int) string {
 }
 
 func readReply(o Op) string {
-	if o.Verb == "list" {
+	if o.Verb == verb.List {
 		return fmt.Sprintf("%d items", o.Items)
 	}
 	return "rv " + orDefault(o.Observed, "?")
@@ -301,11 +305,11 @@ func changed(c []string) string {
 }
 
 func opCall(o Op) string {
-	s := strings.ToUpper(o.Verb)
+	s := strings.ToUpper(o.Verb.String())
 	if o.Sub != "" {
 		s += "/" + o.Sub
 	}
-	if o.PatchType != "" && o.Verb == "patch" {
+	if o.PatchType != "" && o.Verb == verb.Patch {
 		s += " " + shortPatch(o.PatchType)
 	}
 	s += " " + shortKind(o.Kind) + " " + o.Key
@@ -468,7 +472,7 @@ func (ms markSet) rest(step int) []*mark {
 // writtenRV is the resourceVersion an accepted write produced; "" for a
 // read, a refused write or a no-op.
 func writtenRV(o Op) string {
-	if o.Verb == "get" || o.Verb == "list" || o.Outcome != "ok" || o.After == o.Before {
+	if o.Verb.IsRead() || o.Outcome != "ok" || o.After == o.Before {
 		return ""
 	}
 	return o.After

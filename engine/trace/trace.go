@@ -11,7 +11,10 @@ import (
 	"os"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ctrlbugs/corpus/engine/oracle"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // Header opens a trace.
@@ -53,22 +56,22 @@ type View struct {
 
 // Op is one API call a controller made.
 type Op struct {
-	T         string `json:"t"` // virtual time of the call
-	Verb      string `json:"verb"`
-	Sub       string `json:"sub,omitempty"`
-	PatchType string `json:"patchType,omitempty"`
-	Kind      string `json:"kind"`
-	Key       string `json:"key,omitempty"`
-	Cached    bool   `json:"cached,omitempty"`
-	ViewRev   int64  `json:"viewRev,omitempty"`
-	Observed  string `json:"observed,omitempty"` // RV returned by a read
-	Current   string `json:"current,omitempty"`  // RV in the server at a cached read
-	Pre       string `json:"pre,omitempty"`      // RV precondition a write carried
-	Before    string `json:"before,omitempty"`
-	After     string `json:"after,omitempty"`
-	Items     int    `json:"items,omitempty"`
-	Outcome   string `json:"outcome"` // ok, or the API error reason (Conflict, NotFound, ...)
-	Error     string `json:"error,omitempty"`
+	T         string          `json:"t"` // virtual time of the call
+	Verb      verb.Verb       `json:"verb"`
+	Sub       string          `json:"sub,omitempty"`
+	PatchType types.PatchType `json:"patchType,omitempty"`
+	Kind      string          `json:"kind"`
+	Key       string          `json:"key,omitempty"`
+	Cached    bool            `json:"cached,omitempty"`
+	ViewRev   int64           `json:"viewRev,omitempty"`
+	Observed  string          `json:"observed,omitempty"` // RV returned by a read
+	Current   string          `json:"current,omitempty"`  // RV in the server at a cached read
+	Pre       string          `json:"pre,omitempty"`      // RV precondition a write carried
+	Before    string          `json:"before,omitempty"`
+	After     string          `json:"after,omitempty"`
+	Items     int             `json:"items,omitempty"`
+	Outcome   string          `json:"outcome"` // ok, or the API error reason (Conflict, NotFound, ...)
+	Error     string          `json:"error,omitempty"`
 	// Changed summarises what an accepted write changed: the leaf paths
 	// whose values differ, with the new value ("status.artifact.revision=
 	// sha256:…", "metadata.finalizers=[…]", "-spec.suspend" for a removal),
