@@ -96,6 +96,11 @@
 //     create's error order (validation 422, then the storage's 500 for a
 //     resourceVersion, then 409 AlreadyExists), generateName retried on a
 //     taken name (8 attempts, createWithGenerateNameRetry).
+//   - Custom resources' PrepareForCreate and PrepareForUpdate (main and
+//     status) are apiextensions-apiserver's customresource.NewStrategy and
+//     NewStatusStrategy (customresource.go): status reset on create and on
+//     a main-resource update, generation 1 then bumped on any change
+//     outside metadata; their Validate is not run (below).
 //   - Service cluster IPs and node ports (service.go): the service
 //     storage's allocation, restated (its allocators are unexported and
 //     need storage): see service.go for what is and is not modelled.
@@ -182,6 +187,14 @@
 //     CRD validation beyond structural pruning and defaulting (OpenAPI value
 //     validation, CEL rules, ratcheting) is not run (fidelity:
 //     widget/validation, pinned).
+//   - Kinds without a linked registry (custom resources, the unlinked
+//     built-ins) refuse a create's resourceVersion and a taken name before
+//     the field manager and validation, not in storage after them: a
+//     create with a resourceVersion that is invalid too is a 500 where the
+//     real server answers 422 (fidelity: widget/create-rv-and-invalid-order,
+//     pinned). Kept so that such a refused create draws nothing from
+//     math/rand's global source, which the field manager draws from on a
+//     create (generic.go).
 //   - No admission webhooks or admission plugins except NamespaceLifecycle,
 //     which reads the namespace from storage (the real plugin reads an
 //     informer cache and falls back to a live read).

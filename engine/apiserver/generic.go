@@ -6,11 +6,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// genericStrategy is the engine's strategy for the kinds whose registry is
-// not linked (custom resources; Node, Event, PersistentVolume(Claim) and
-// the other built-ins outside linked.go): object-meta validation only, the
+// genericStrategy is the engine's strategy for the built-in kinds whose
+// registry is not linked (Node, Event, PersistentVolume(Claim) and the
+// other built-ins outside linked.go): object-meta validation only, the
 // status reset on create and the generation bump on a spec change restated
-// (as customresource.NewStrategy and the unlinked registries do).
+// (as the unlinked registries do). Custom resources embed it with
+// apiextensions-apiserver's own Prepare methods (customresource.go).
 //
 // It refuses a create that carries a resourceVersion, or whose name is
 // taken, before the field manager runs: the engine's order from before the
@@ -93,11 +94,3 @@ func (genericStrategy) subresources() []string { return nil }
 func (genericStrategy) afterWrite(*Server, Write) {}
 
 func (genericStrategy) registry() (*linkedStrategy, bool) { return nil, false }
-
-// customResourceStrategy is the strategy of a CRD's kind: the generic one,
-// where apiextensions-apiserver's customresource.NewStrategy would be (its
-// schema validation is not modelled); like it, it refuses an update
-// without a resourceVersion.
-type customResourceStrategy struct{ genericStrategy }
-
-func (customResourceStrategy) allowUnconditionalUpdate(*Kind) bool { return false }

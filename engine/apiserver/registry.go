@@ -13,9 +13,11 @@ import (
 // (PrepareForCreate/Update, Validate, Canonicalize, through
 // rest.BeforeCreate/BeforeUpdate), ShouldDeleteDuringUpdate and the
 // AfterCreate/AfterUpdate/AfterDelete hooks. Every kind has one
-// (Kind.strategy): kube-apiserver's own where it is linked (linked.go), the
-// engine's generic strategy for the rest (generic.go), the namespace
-// registry's rules (namespace.go) and the CRD registry's (crdlife.go).
+// (Kind.strategy): kube-apiserver's own where it is linked (linked.go),
+// apiextensions-apiserver's Prepare methods for custom resources
+// (customresource.go), the engine's generic strategy for the other
+// built-ins (generic.go), the namespace registry's rules (namespace.go) and
+// the CRD registry's (crdlife.go).
 type writeStrategy interface {
 	// storageChecksFirst reports whether a create with a resourceVersion,
 	// or of a name that is taken, is refused before the create runs the
