@@ -41,7 +41,7 @@ QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' |
 RUNTMP := $(or $(TMPDIR),$(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm),/tmp)
 testbin = (.ci/testbin $(1) && cd projects/$(1) && TMPDIR=$(RUNTMP) ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: lint test test-engine test-projects explore-all reproduce verify record record-release judge explore bump bump-revert bump-check engine-crcheck findings-index check-finding mermaid-check
+.PHONY: lint test test-engine test-projects explore-all reproduce verify record record-release judge explore bump bump-revert bump-check engine-crcheck findings-index check-finding mermaid-check prefetch
 
 test: test-engine test-projects
 
@@ -151,6 +151,19 @@ lint:
 # empty or dropped note; it checks itself on a known-bad diagram first.
 mermaid-check:
 	@.ci/mermaid-check
+
+# Downloads what CI's steps fetch (every module's dependencies, golangci-lint's
+# sources, the Mermaid check's chromium and mermaid-cli) without compiling:
+# .ci/run starts it beside make test, whose compiling would otherwise wait on
+# each download in turn.
+prefetch:
+	@# go list loads every package the tests build, which fetches exactly the
+	@# modules that provide them (go mod download would fetch the whole module
+	@# graph, versions the registry does not serve included).
+	@for m in engine $(addprefix projects/,$(PROJECTS)); do (cd $$m && go list -deps -test ./... >/dev/null) || exit 1; done
+	@$(FIDELITY_GO) go list -deps -test ./... >/dev/null
+	@test -x out/tools/golangci-lint || GOBIN=$(CURDIR)/out/tools go install -n github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) 2>/dev/null
+	@.ci/mermaid-check --install
 
 findings-index:
 	cd engine && go run ./cmd/findings-index -root ..

@@ -2,7 +2,9 @@ package enginetest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +52,13 @@ const (
 	// EnvDigest is a directory the full tier writes each scenario's
 	// digest to, as <dir>/<project>/<file> (engine/digest).
 	EnvDigest = "CTRLBUGS_DIGEST"
+	// EnvAllClaim is a directory that processes running the full tier
+	// side by side share: each scenario runs in the first process to
+	// claim it there (an os.Mkdir, which one process wins), so the
+	// processes share the corpus as they become free rather than by a
+	// fixed split (`make explore-all`'s parallel shards; with
+	// CTRLBUGS_ALL_SHARD, among that shard's scenarios).
+	EnvAllClaim = "CTRLBUGS_ALL_CLAIM"
 	// EnvAllList names a file listing the corpus's scenario files, one
 	// path relative to the repository root a line, sorted: the list
 	// CTRLBUGS_ALL_SHARD shares out, taken once by `make explore-all` so
@@ -152,6 +161,15 @@ func Scenarios(t *testing.T, p *engine.Project) {
 	for i, path := range paths {
 		if i%n != k {
 			continue
+		}
+		if which == TierFull {
+			mine, err := claim(root, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !mine {
+				continue
+			}
 		}
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			scn, err := engine.LoadScenario(path, p)
@@ -333,6 +351,28 @@ func allShard(root string, paths []string) ([]string, error) {
 		}
 	}
 	return kept, nil
+}
+
+// claim reports whether this process runs the scenario at path: always,
+// unless CTRLBUGS_ALL_CLAIM names a directory, where the first process to
+// create the scenario's entry runs it.
+func claim(root, path string) (bool, error) {
+	dir := os.Getenv(EnvAllClaim)
+	if dir == "" {
+		return true, nil
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return false, err
+	}
+	err = os.Mkdir(filepath.Join(dir, strings.ReplaceAll(rel, string(filepath.Separator), "__")), 0o755)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("%s: %w", EnvAllClaim, err)
 }
 
 // AllScenarios lists every scenario file of the corpus under root

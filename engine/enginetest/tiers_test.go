@@ -14,7 +14,8 @@ import (
 // scenario, the first placement; the full tier runs the whole search and
 // writes each scenario's digest, with the same bytes whether the scenarios
 // are spread over processes or not, and CTRLBUGS_ALL_SHARD shares the
-// corpus's scenarios (all projects') out without overlap.
+// corpus's scenarios (all projects') out without overlap, as
+// CTRLBUGS_ALL_CLAIM does among processes that share a claim directory.
 func TestScenarioTiers(t *testing.T) {
 	root := t.TempDir()
 	for _, name := range []string{"a.json", "b.json", "c.json"} {
@@ -22,15 +23,19 @@ func TestScenarioTiers(t *testing.T) {
 	}
 	// Another project's scenario takes index 0 of the corpus's list.
 	put(t, filepath.Join(root, "scenarios", "other", "x.json"), `{}`)
-	run := func(env ...string) string {
-		t.Helper()
+	runErr := func(env ...string) (string, error) {
 		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestScenariosHelper$", "-test.count=1")
 		cmd.Env = append(append(os.Environ(), scenariosHelperEnv+"=1", "CTRLBUGS_ROOT="+root), env...)
 		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	run := func(env ...string) string {
+		t.Helper()
+		out, err := runErr(env...)
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", env, err, out)
 		}
-		return string(out)
+		return out
 	}
 	runLines := func(out string) []string {
 		var ls []string
@@ -91,5 +96,21 @@ func TestScenarioTiers(t *testing.T) {
 	got := fragments(sharded)
 	if len(got) != 2 || got["a.json"] != f1["a.json"] || got["c.json"] != f1["c.json"] {
 		t.Errorf("shard 1/2: want a.json and c.json as unsharded, got %v", got)
+	}
+	// Two processes sharing a claim directory (one after the other here)
+	// run each scenario once between them: the first runs all three, the
+	// second none; together they write the unsharded digests.
+	claims, first, second := t.TempDir(), t.TempDir(), t.TempDir()
+	run("CTRLBUGS_JOBS=1", "CTRLBUGS_TIER=full", "CTRLBUGS_DIGEST="+first, "CTRLBUGS_ALL_CLAIM="+claims)
+	out = run("CTRLBUGS_JOBS=1", "CTRLBUGS_TIER=full", "CTRLBUGS_DIGEST="+second, "CTRLBUGS_ALL_CLAIM="+claims)
+	if got := fragments(first); len(got) != 3 || got["a.json"] != f1["a.json"] || got["b.json"] != f1["b.json"] || got["c.json"] != f1["c.json"] {
+		t.Errorf("claims: the first process should run every scenario as unsharded, got %v", got)
+	}
+	if got := fragments(second); len(got) != 0 || len(runLines(out)) != 0 {
+		t.Errorf("claims: the second process should run nothing, got %v and %q", got, runLines(out))
+	}
+	// A claim directory that cannot be written is an error, not a skip.
+	if out, err := runErr("CTRLBUGS_JOBS=1", "CTRLBUGS_TIER=full", "CTRLBUGS_ALL_CLAIM="+filepath.Join(claims, "missing", "dir")); err == nil || !strings.Contains(out, "CTRLBUGS_ALL_CLAIM") {
+		t.Errorf("claims: a missing claim directory should fail naming CTRLBUGS_ALL_CLAIM, got %v:\n%s", err, out)
 	}
 }
