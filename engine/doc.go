@@ -4,6 +4,7 @@
 //
 // The packages, each importing (of these) only packages listed before it:
 //
+//	verb          the API calls' verbs as records name them
 //	store         versioned objects, revisions, the event log
 //	apiserver     kube-apiserver request semantics over store
 //	ctrlsim       the controller-runtime surface upstream code calls (client,
