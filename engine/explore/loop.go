@@ -123,7 +123,7 @@ func (w *world) ordered() ([]string, []*active) {
 // loop runs the world until it stops (quiescent, at its horizon or at its
 // step budget): at each instant it lets what is due act (prepareInstant),
 // then steps one controller (choose, reconcile) or, with none runnable,
-// waits for the next wake (idle); finish records how the run ended.
+// waits for the next wake (idle); closeRun records how the run ended.
 func (w *world) loop() error {
 	maxSteps := w.cfg.MaxSteps
 	if maxSteps <= 0 {
