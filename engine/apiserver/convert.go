@@ -45,6 +45,23 @@ func (s *Server) untyped(k *Kind, obj runtime.Object) (*unstructured.Unstructure
 	return u, nil
 }
 
+// coerceCR is what apiextensions-apiserver's CR codec does to a custom
+// resource's content it decodes, a request body or a stored object
+// (customresource_handler.go: unstructuredSchemaCoercer.apply, then
+// unstructuredDefaulter): unknown fields pruned, null values of
+// non-nullable fields without a default removed, defaults applied. A kind
+// without a structural schema is left as it is.
+func (k *Kind) coerceCR(obj map[string]any) {
+	if k.structural == nil {
+		return
+	}
+	if !k.preserve {
+		pruning.Prune(obj, k.structural, true)
+		defaulting.PruneNonNullableNullsWithoutDefaults(obj, k.structural)
+	}
+	defaulting.Default(obj, k.structural)
+}
+
 // normalize makes request content look as the server would store it: for
 // built-ins, a round trip through the Go type (unknown fields dropped,
 // omitempty applied); for custom resources, structural pruning and
@@ -53,12 +70,7 @@ func (s *Server) normalize(k *Kind, u *unstructured.Unstructured) (*unstructured
 	u = u.DeepCopy()
 	u.SetGroupVersionKind(k.GVK)
 	if k.CRD {
-		if k.structural != nil {
-			if !k.preserve {
-				pruning.Prune(u.Object, k.structural, true)
-			}
-			defaulting.Default(u.Object, k.structural)
-		}
+		k.coerceCR(u.Object)
 		if err := coerceMetadata(u); err != nil {
 			return nil, err
 		}

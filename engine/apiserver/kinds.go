@@ -11,7 +11,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -65,6 +64,7 @@ type Kind struct {
 	structural   *structuralschema.Structural
 	preserve     bool
 	crd          *apiextensionsv1.CustomResourceDefinition // the CRD serving it (CRD kinds)
+	crValidators *crValidators                             // its validating strategies (CRD kinds with a schema)
 	fieldManager map[string]*managedfields.FieldManager    // by subresource
 }
 
@@ -273,6 +273,9 @@ func (s *Server) InstallCRD(crd *apiextensionsv1.CustomResourceDefinition) error
 			return fmt.Errorf("CRD %s: %w", crd.Name, err)
 		}
 		k.structural = st
+		if k.crValidators, err = newCRValidators(k); err != nil {
+			return err
+		}
 	}
 	// The same type converter the real server builds (customresource_handler.go,
 	// buildOpenAPIModelsForApply); a CRD whose models cannot be built falls
@@ -310,10 +313,7 @@ func (s *Server) redecodeStored(k *Kind) {
 	}
 	s.store.Redecode(k.GVK.GroupKind(), func(u *unstructured.Unstructured) *unstructured.Unstructured {
 		c := u.DeepCopy()
-		if !k.preserve {
-			pruning.Prune(c.Object, k.structural, true)
-		}
-		structuraldefaulting.Default(c.Object, k.structural)
+		k.coerceCR(c.Object)
 		if apiequality.Semantic.DeepEqual(c.Object, u.Object) {
 			return nil
 		}

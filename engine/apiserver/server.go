@@ -39,6 +39,11 @@ type Ablations struct {
 	// Finalizers: a delete removes the object at once, ignoring its
 	// finalizers (no deletionTimestamp phase).
 	Finalizers bool
+	// CRValidation: custom resources are stored without their CRD's
+	// validation (OpenAPI schema values, list-type invariants,
+	// x-kubernetes-validations rules, the scale paths), as a CRD handler
+	// built without validators stores them.
+	CRValidation bool
 }
 
 // Options configure a Server.
