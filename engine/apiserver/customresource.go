@@ -183,6 +183,15 @@ func (customResourceStrategy) beforeCreate(s *Server, k *Kind, obj *unstructured
 	if err := rest.BeforeCreate(main, strategyContext(k, obj.GetNamespace(), "create", ""), out); err != nil {
 		return nil, err
 	}
+	if s.hasStatus(k) {
+		// PrepareForCreate dropped status again; what the storage returns
+		// and every read shows is decoded with the schema's defaults (a
+		// defaulted status included), as prepareForCreate left it.
+		var err error
+		if out, err = s.normalize(k, out); err != nil {
+			return nil, err
+		}
+	}
 	return s.keepAblated(k, obj, out), nil
 }
 

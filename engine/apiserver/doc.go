@@ -50,7 +50,9 @@
 //   - delete options are validated as the handlers validate them
 //     (ValidateDeleteOptions: 422 on the DeleteOptions kind), on delete and
 //     deletecollection; a deletecollection honours dry run.
-//   - CRD structural defaulting and pruning, via apiextensions-apiserver.
+//   - CRD structural pruning, the removal of nulls from non-nullable
+//     fields without a default, and defaulting, as apiextensions-
+//     apiserver's CR codec decodes a body or a stored object (Kind.coerceCR).
 //   - patches with the libraries kube-apiserver uses (json-patch v4,
 //     strategicpatch). A JSON merge patch that is a JSON object is merged
 //     on the decoded object by json-patch v4's rules (internal/mergepatch)
@@ -100,7 +102,16 @@
 //     status) are apiextensions-apiserver's customresource.NewStrategy and
 //     NewStatusStrategy (customresource.go): status reset on create and on
 //     a main-resource update, generation 1 then bumped on any change
-//     outside metadata; their Validate is not run (below).
+//     outside metadata. Their Validate and ValidateUpdate run through
+//     rest.BeforeCreate/BeforeUpdate after the field manager, built as the
+//     CRD handler builds them (crValidators): the OpenAPI schema's values
+//     (types, formats, enums, required, bounds, patterns), list-type
+//     invariants, embedded-resource metadata, x-kubernetes-validations
+//     (CEL, transition rules on oldSelf, messageExpression, fieldPath,
+//     reason), the status schema on the status subresource, the scale
+//     subresource's paths, with ratcheting on updates (fidelity: crv/*,
+//     widget/validation; TestCRValidation). Their warnings are not
+//     returned (the engine's requests carry no warning recorder).
 //   - Service cluster IPs and node ports (service.go): the service
 //     storage's allocation, restated (its allocators are unexported and
 //     need storage): see service.go for what is and is not modelled.
@@ -184,9 +195,6 @@
 //     pinned).
 //   - Service allocation (service.go): deterministic lowest-free cluster IP
 //     and node port instead of random ones; single-stack IPv4 only.
-//     CRD validation beyond structural pruning and defaulting (OpenAPI value
-//     validation, CEL rules, ratcheting) is not run (fidelity:
-//     widget/validation, pinned).
 //   - Kinds without a linked registry (custom resources, the unlinked
 //     built-ins) refuse a create's resourceVersion and a taken name before
 //     the field manager and validation, not in storage after them: a

@@ -308,4 +308,3 @@ func pathNamed(ps []crPath, name string) crPath {
 	}
 	panic("no path " + name)
 }
-

@@ -13,12 +13,9 @@ var knownDifferences = map[string]string{
 	// apiserver/doc.go: "Graceful deletion periods (pods) are not modelled".
 	"pod/delete-scheduled-graceful":  "engine: no graceful deletion: a pod bound to a node is removed at once instead of staying terminating for its grace period",
 	"pod/create-defaults-and-status": "engine: no ServiceAccount or Priority admission (spec.serviceAccountName and spec.priority stay unset)",
-	// apiserver/doc.go: "CRD validation beyond structural pruning and
-	// defaulting (OpenAPI value validation, CEL rules, ratcheting) is not run".
 	// apiserver/builtinopenapi.go: "paths: ... The engine has no routes: a
 	// document carries no paths".
-	"openapi/paths":     "engine: built-in OpenAPI documents (v3 per group version, and /openapi/v2) have components but no paths: the engine has no REST routes to build them from",
-	"widget/validation": "engine: no CRD OpenAPI value validation (wrong types, required list-map keys, duplicate list-map keys and set items accepted)",
+	"openapi/paths": "engine: built-in OpenAPI documents (v3 per group version, and /openapi/v2) have components but no paths: the engine has no REST routes to build them from",
 	// apiserver/generic.go genericStrategy: the storage's refusals first.
 	"widget/create-rv-and-invalid-order": "engine: a custom resource's create with a resourceVersion is refused (500) before validation; the real server validates first (422)",
 }

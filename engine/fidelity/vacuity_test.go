@@ -63,6 +63,8 @@ var caseSemantics = func() map[string][]string {
 			"status-validate/sts", "status-validate/job", "status-validate/pdb"},
 		"finalizers":    {"cm/finalizer-delete-lifecycle", "cm/finalizer-removed-by-patch", "gadget/finalizer-generation"},
 		"applyReplaces": {"cm/ssa-conflict", "cm/ssa-shared-ownership", "cm/ssa-two-controller-owners"},
+		"crValidation": {"widget/validation", "crv/schema-values", "crv/cel-rules", "crv/status-subresource",
+			"crv/ratcheting"},
 	} {
 		for _, c := range cs {
 			m[c] = append(m[c], sem)
