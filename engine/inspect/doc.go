@@ -40,8 +40,12 @@
 //     revisions it passes, in order (so `kubectl get -w` replays the run),
 //     with a bookmark when allowWatchBookmarks. An object entering or
 //     leaving a selector is ADDED or DELETED, as the watch cache sends it.
-//     Moving the step back ends open watches (a watch cannot go back in
-//     resourceVersion); clients list again;
+//     Moving the step back ends open watches with a 410 Expired ERROR
+//     event (a watch cannot go back in resourceVersion); clients say so
+//     and list again;
+//   - an empty list is answered in every form (a Table too), and a panic
+//     answers 500 without holding the server's lock (every lock is
+//     released by defer), so one bad request never stops the others;
 //   - managed fields as stored (kubectl get -o yaml --show-managed-fields);
 //   - /ctrlbugs: the step (GET), changing it (POST /ctrlbugs/step?n=),
 //     every step (GET /ctrlbugs/steps), and an object's history (GET

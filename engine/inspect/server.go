@@ -94,10 +94,25 @@ func (s *Server) at() (step int, rev int64, changed chan struct{}) {
 	return s.step, s.rec.Rev(s.step), s.changed
 }
 
+// locked runs f holding mu, which a panic in f releases too.
+func (s *Server) locked(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Body != nil {
 		defer func() { _ = req.Body.Close() }()
 	}
+	// A panic answers 500 with its value, as kube-apiserver's handler chain
+	// does (WithPanicRecovery); every lock is taken through locked, so the
+	// next request is served.
+	defer func() {
+		if r := recover(); r != nil {
+			writeStatus(w, apierrors.NewInternalError(fmt.Errorf("inspect: panic serving %s %s: %v", req.Method, req.URL.Path, r)))
+		}
+	}()
 	s.mu.Lock()
 	step := s.step
 	s.mu.Unlock()
@@ -126,10 +141,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.refuse(w, ri.Verb+" "+ri.Resource)
 		return
 	}
-	s.mu.Lock()
-	_, rev, _ := s.at()
-	k := s.kindFor(ri, rev)
-	s.mu.Unlock()
+	var rev int64
+	var k *apiserver.Kind
+	s.locked(func() {
+		_, rev, _ = s.at()
+		k = s.kindFor(ri, rev)
+	})
 	gr := schema.GroupResource{Group: ri.APIGroup, Resource: ri.Resource}
 	if k == nil {
 		writeStatus(w, apierrors.NewNotFound(gr, ri.Name))
@@ -147,13 +164,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			writeStatus(w, apierrors.NewNotFound(gr, ri.Name+"/"+ri.Subresource))
 			return
 		}
-		s.mu.Lock()
-		obj, err := s.rec.Server.GetAt(apiserver.Request{GVK: k.GVK, Namespace: ns, Name: ri.Name}, rev)
 		var out any
-		if err == nil {
-			out, err = s.render(k, []*unstructured.Unstructured{obj}, false, "", accept, q, rev, true)
-		}
-		s.mu.Unlock()
+		s.locked(func() {
+			var obj *unstructured.Unstructured
+			obj, err = s.rec.Server.GetAt(apiserver.Request{GVK: k.GVK, Namespace: ns, Name: ri.Name}, rev)
+			if err == nil {
+				out, err = s.render(k, []*unstructured.Unstructured{obj}, false, "", accept, q, rev, true)
+			}
+		})
 		if err != nil {
 			writeStatus(w, err)
 			return
@@ -165,14 +183,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			writeStatus(w, err)
 			return
 		}
-		s.mu.Lock()
-		res, err := s.rec.Server.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector,
-			Limit: lo.Limit, Continue: lo.Continue}, rev)
 		var out any
-		if err == nil {
-			out, err = s.renderList(k, res, accept, q, rev)
-		}
-		s.mu.Unlock()
+		s.locked(func() {
+			var res *apiserver.ListResult
+			res, err = s.rec.Server.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector,
+				Limit: lo.Limit, Continue: lo.Continue}, rev)
+			if err == nil {
+				out, err = s.renderList(k, res, accept, q, rev)
+			}
+		})
 		if err != nil {
 			writeStatus(w, err)
 			return
@@ -225,9 +244,9 @@ func (s *Server) nonResource(w http.ResponseWriter, req *http.Request, p string)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok")
 	case p == openAPIV3Prefix || strings.HasPrefix(p, openAPIV3Prefix+"/"):
-		s.mu.Lock()
-		out, err := s.openAPIV3(p)
-		s.mu.Unlock()
+		var out []byte
+		var err error
+		s.locked(func() { out, err = s.openAPIV3(p) })
 		if err != nil {
 			writeStatus(w, err)
 			return
@@ -235,17 +254,21 @@ func (s *Server) nonResource(w http.ResponseWriter, req *http.Request, p string)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(out)
 	case p == openAPIV2Path:
-		s.mu.Lock()
-		data, ct, code := s.openAPIV2(accept)
-		s.mu.Unlock()
+		var data []byte
+		var ct string
+		var code int
+		s.locked(func() { data, ct, code = s.openAPIV2(accept) })
 		w.Header().Set("Content-Type", ct)
 		w.WriteHeader(code)
 		_, _ = w.Write(data)
 	default:
-		s.mu.Lock()
-		_, rev, _ := s.at()
-		out, ct, ok := s.discovery(p, accept, rev)
-		s.mu.Unlock()
+		var out any
+		var ct string
+		var ok bool
+		s.locked(func() {
+			_, rev, _ := s.at()
+			out, ct, ok = s.discovery(p, accept, rev)
+		})
 		if !ok {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(http.StatusNotFound)
@@ -346,47 +369,7 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, k *apiserver.Ki
 		defer t.Stop()
 		timeout = t.C
 	}
-	s.mu.Lock()
-	_, rev, changed := s.at()
-	initial := lo.SendInitialEvents != nil && *lo.SendInitialEvents
-	var first []watchEvent
-	pos := rev
-	switch rv := lo.ResourceVersion; {
-	case initial || rv == "" || rv == "0":
-		// kube-apiserver's watch from "now" (or with sendInitialEvents):
-		// synthetic ADDED events for the state, then what follows.
-		res, err := s.rec.Server.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector}, rev)
-		if err != nil {
-			s.mu.Unlock()
-			writeStatus(w, err)
-			return
-		}
-		for _, o := range res.Items {
-			first = append(first, watchEvent{typ: "ADDED", obj: o})
-		}
-		if initial {
-			first = append(first, watchEvent{typ: "BOOKMARK", bookmarkRV: rev, initialEnd: true})
-		}
-	default:
-		from, err := strconv.ParseInt(rv, 10, 64)
-		if err != nil {
-			s.mu.Unlock()
-			writeStatus(w, apierrors.NewBadRequest("resourceVersion "+rv+": "+err.Error()))
-			return
-		}
-		pos = from
-		if from < rev {
-			first, err = ww.events(from, rev)
-			if err != nil {
-				s.mu.Unlock()
-				writeStatus(w, err)
-				return
-			}
-			pos = rev
-		}
-	}
-	lines, err := ww.encode(first, rev)
-	s.mu.Unlock()
+	lines, pos, changed, err := s.watchStart(ww, k, ns, lo)
 	if err != nil {
 		writeStatus(w, err)
 		return
@@ -406,24 +389,22 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, k *apiserver.Ki
 			return
 		case <-changed:
 		}
-		s.mu.Lock()
 		var now int64
-		_, now, changed = s.at()
-		if now < pos {
-			// The step went back: a watch cannot; it ends and the client
-			// lists again.
-			s.mu.Unlock()
+		var back bool
+		lines, now, changed, back, err = s.watchNext(ww, pos)
+		if back {
+			// The step went back: the watch ends with the error a real
+			// server sends a watch whose position it no longer has (410
+			// Expired), so a client says so and lists again instead of
+			// ending silently.
+			st := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d): the step served went back", pos, now)).Status()
+			st.APIVersion, st.Kind = "v1", "Status"
+			if b, err := json.Marshal(map[string]any{"type": "ERROR", "object": st}); err == nil {
+				_, _ = w.Write(append(b, '\n'))
+				flusher.Flush()
+			}
 			return
 		}
-		evs, err := ww.events(pos, now)
-		if err == nil && ww.bookmarks {
-			evs = append(evs, watchEvent{typ: "BOOKMARK", bookmarkRV: now})
-		}
-		var lines []byte
-		if err == nil {
-			lines, err = ww.encode(evs, now)
-		}
-		s.mu.Unlock()
 		if err != nil {
 			return
 		}
@@ -433,6 +414,69 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, k *apiserver.Ki
 		}
 		flusher.Flush()
 	}
+}
+
+// watchStart is what a watch sends first, under mu (released on a panic
+// too): the events from where the client starts up to the step served;
+// pos is the revision it has reached, changed the channel closed at the
+// next step change.
+func (s *Server) watchStart(ww *watcher, k *apiserver.Kind, ns string, lo *metainternalversion.ListOptions) (lines []byte, pos int64, changed chan struct{}, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rev int64
+	_, rev, changed = s.at()
+	initial := lo.SendInitialEvents != nil && *lo.SendInitialEvents
+	var first []watchEvent
+	pos = rev
+	switch rv := lo.ResourceVersion; {
+	case initial || rv == "" || rv == "0":
+		// kube-apiserver's watch from "now" (or with sendInitialEvents):
+		// synthetic ADDED events for the state, then what follows.
+		res, err := s.rec.Server.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector}, rev)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		for _, o := range res.Items {
+			first = append(first, watchEvent{typ: "ADDED", obj: o})
+		}
+		if initial {
+			first = append(first, watchEvent{typ: "BOOKMARK", bookmarkRV: rev, initialEnd: true})
+		}
+	default:
+		from, err := strconv.ParseInt(rv, 10, 64)
+		if err != nil {
+			return nil, 0, nil, apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error())
+		}
+		pos = from
+		if from < rev {
+			if first, err = ww.events(from, rev); err != nil {
+				return nil, 0, nil, err
+			}
+			pos = rev
+		}
+	}
+	lines, err = ww.encode(first, rev)
+	return lines, pos, changed, err
+}
+
+// watchNext is what a watch at pos sends after a step change, under mu
+// (released on a panic too); back reports that the step went back, which
+// ends the watch (a watch cannot go back; the client lists again).
+func (s *Server) watchNext(ww *watcher, pos int64) (lines []byte, now int64, changed chan struct{}, back bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, now, changed = s.at()
+	if now < pos {
+		return nil, now, changed, true, nil
+	}
+	evs, err := ww.events(pos, now)
+	if err == nil && ww.bookmarks {
+		evs = append(evs, watchEvent{typ: "BOOKMARK", bookmarkRV: now})
+	}
+	if err == nil {
+		lines, err = ww.encode(evs, now)
+	}
+	return lines, now, changed, false, err
 }
 
 type watchEvent struct {

@@ -43,8 +43,10 @@ func (s *Server) table(k *apiserver.Kind, objs []*unstructured.Unstructured, isL
 	}
 	opts.NoHeaders = opts.NoHeaders || !headers
 	at := s.rec.start.Add(s.rec.Time(s.step))
-	var in runtime.Object = objs[0]
-	if isList {
+	var in runtime.Object
+	if !isList {
+		in = objs[0]
+	} else {
 		l := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": k.GVK.GroupVersion().String(), "kind": k.GVK.Kind + "List"}}
 		for _, o := range objs {
 			l.Items = append(l.Items, *o)
