@@ -36,7 +36,6 @@ type Cache struct {
 	client    *Client
 	informers map[informerKey]*Informer
 	order     []informerKey
-	indexes   map[schema.GroupKind]map[string]client.IndexerFunc
 	uncached  map[schema.GroupKind]bool
 	// Unstructured: cache unstructured objects too (controller-runtime's
 	// Options.Cache.Unstructured).

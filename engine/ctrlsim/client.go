@@ -185,6 +185,7 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 	return c.call(ctx, op, func() error {
 		sel := apiserver.ListOptions{Labels: lo.LabelSelector}
 		var indexed fields.Selector
+		var inf *Informer
 		if cached {
 			op.Cached = true
 			var err error
@@ -193,7 +194,7 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 			}
 			indexed = lo.FieldSelector
 			if indexed != nil {
-				if err := c.cache.checkIndexed(gvk, indexed); err != nil {
+				if inf, err = c.cache.indexedInformer(gvk, formOf(list), indexed); err != nil {
 					return err
 				}
 			}
@@ -212,7 +213,7 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 		}
 		items, rv := page.Items, page.RV
 		if indexed != nil {
-			if items, err = c.cache.filterIndexed(gvk, items, indexed); err != nil {
+			if items, err = inf.filterIndexed(items, indexed); err != nil {
 				return err
 			}
 		}

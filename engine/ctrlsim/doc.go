@@ -30,6 +30,9 @@
 //     (fields the response omits keep their previous values).
 //   - MatchingFields on cached lists uses the indexers registered through
 //     IndexField; non-indexed fields are an error, as in controller-runtime.
+//     An index belongs to the informer of the form it was registered in
+//     (typed, unstructured, metadata), whose objects its extractor gets: a
+//     custom resource indexed and listed as unstructured needs no Go type.
 //   - Unstructured objects bypass the cache unless the manager was told to
 //     cache them (controller-runtime's default); so do the kinds listed in
 //     ManagerOptions.Uncached.
@@ -38,6 +41,14 @@
 //     again as an update of itself, together (controller-runtime jitters
 //     each informer's period by a factor of 0.9-1.0; the engine does not);
 //     a handler's own resync period is not modelled.
+//   - Restated, not controller-runtime's own cache (named until it is
+//     replaced): a transform (SetTransform) applies to what handlers and
+//     index extractors get, not to cached Get and List; the manager's
+//     cache options (cache.Options: ByObject selectors, DefaultNamespaces,
+//     DefaultTransform, UnsafeDisableDeepCopy) are not read, so e.g.
+//     Karpenter's Lease field selector (operator.go, ByObject on
+//     kube-node-lease) caches every Lease here; typed, unstructured and
+//     metadata informers of one kind share one position.
 //   - Webhooks, metrics and health endpoints are accepted and ignored.
 //     Leader election is the explorer's (explore.LeaderElection): a
 //     manager built with ManagerOptions.AwaitElection keeps Elected open

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine/store"
 )
@@ -38,6 +39,9 @@ type Informer struct {
 	// SharedIndexInformer has them.
 	indexers  toolscache.Indexers
 	transform toolscache.TransformFunc
+	// fieldIndexes: controller-runtime's field indexes (IndexField) on
+	// this informer, by field name; they serve MatchingFields.
+	fieldIndexes map[string]client.IndexerFunc
 }
 
 type registration struct {

@@ -97,7 +97,7 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 	m.eventRecorderProvider = newEventRecorders(m, eventRecorderProvider.GetEventRecorder)
 	m.client = &Client{env: env, name: name, hooks: hooks}
 	m.apiReader = &Client{env: env, name: name, hooks: hooks}
-	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, pos: map[schema.GroupKind]int64{}, syncing: map[schema.GroupKind]bool{}, indexes: map[schema.GroupKind]map[string]client.IndexerFunc{},
+	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, pos: map[schema.GroupKind]int64{}, syncing: map[schema.GroupKind]bool{},
 		uncached: map[schema.GroupKind]bool{}, Unstructured: opts.CacheUnstructured}
 	m.client.cache = m.cache
 	for _, o := range opts.Uncached {
