@@ -1,12 +1,14 @@
 package apiserver_test
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -83,5 +85,84 @@ func TestEviction(t *testing.T) {
 	}
 	if err := evict("missing"); !apierrors.IsNotFound(err) {
 		t.Errorf("missing pod: %v", err)
+	}
+}
+
+// TestEvictionAsTheREST: what kube-apiserver's eviction REST does besides
+// budgets' arithmetic (pkg/registry/core/pod/storage/eviction.go at
+// v1.36.3): a dry run — asked for by the request or in the eviction's
+// delete options — deletes nothing and writes no budget; the two may not
+// disagree; a policy/v1 budget with an empty selector guards every pod of
+// its namespace; an evicted pod first gets the DisruptionTarget condition
+// (a status write without the field manager), then is deleted.
+func TestEvictionAsTheREST(t *testing.T) {
+	srv, c := newServer(t, apiserver.Ablations{})
+	ctx := t.Context()
+	running := func(name string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Labels: map[string]string{"app": name}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+		must(t, c.Create(ctx, p))
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		must(t, c.Status().Update(ctx, p))
+		return p
+	}
+	evict := func(name string, ev *policyv1.Eviction, opts ...client.SubResourceCreateOption) error {
+		ev.ObjectMeta = metav1.ObjectMeta{Namespace: "default", Name: name}
+		return c.SubResource("eviction").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}, ev, opts...)
+	}
+	exists := func(name string) bool {
+		err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &corev1.Pod{})
+		return err == nil
+	}
+
+	running("a")
+	must(t, evict("a", &policyv1.Eviction{}, client.DryRunAll))
+	if !exists("a") {
+		t.Error("a dry-run eviction (request dryRun) deleted the pod")
+	}
+	must(t, evict("a", &policyv1.Eviction{DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}}))
+	if !exists("a") {
+		t.Error("a dry-run eviction (the eviction's delete options) deleted the pod")
+	}
+
+	// An empty selector guards every pod in the namespace (policy/v1).
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "all"},
+		Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{}}}
+	must(t, c.Create(ctx, pdb))
+	if err := evict("a", &policyv1.Eviction{}); !apierrors.IsTooManyRequests(err) {
+		t.Errorf("eviction under an empty-selector budget not yet processed: %v, want 429", err)
+	} else if d, ok := apierrors.SuggestsClientDelay(err); !ok || d != 10 {
+		t.Errorf("429 suggests a delay of %d s (%v), want the REST's 10", d, ok)
+	}
+	must(t, c.Get(ctx, client.ObjectKeyFromObject(pdb), pdb))
+	pdb.Status.ObservedGeneration = pdb.Generation
+	pdb.Status.DisruptionsAllowed, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy, pdb.Status.ExpectedPods = 1, 1, 2, 2
+	must(t, c.Status().Update(ctx, pdb))
+	rev := srv.Store().Rev()
+	must(t, evict("a", &policyv1.Eviction{}, client.DryRunAll))
+	if srv.Store().Rev() != rev || !exists("a") {
+		t.Error("a dry-run eviction under a budget wrote something")
+	}
+	must(t, evict("a", &policyv1.Eviction{}))
+	var trail []string
+	for _, ev := range srv.Store().Events(rev, 0) {
+		what := string(ev.Type) + " " + ev.Key.Name
+		if ev.Key.Name == "a" && ev.Type != "DELETED" {
+			p := &corev1.Pod{}
+			must(t, runtime.DefaultUnstructuredConverter.FromUnstructured(ev.Object.Object, p))
+			for _, cd := range p.Status.Conditions {
+				if cd.Type == corev1.DisruptionTarget {
+					what += " DisruptionTarget=" + string(cd.Status) + "/" + cd.Reason
+				}
+			}
+		}
+		trail = append(trail, what)
+	}
+	if got := fmt.Sprint(trail); got != "[MODIFIED all MODIFIED a DisruptionTarget=True/EvictionByEvictionAPI DELETED a]" {
+		t.Errorf("the eviction's writes: %s", got)
+	}
+	if exists("a") {
+		t.Error("the pod was not evicted")
 	}
 }
