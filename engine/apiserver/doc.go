@@ -126,9 +126,14 @@
 //     storage's 504 "Too large resource version").
 //   - nodes on create (kinds.go, the Node entry): a Node keeps its status (its strategy).
 //   - eviction (eviction.go): pods/<name>/eviction with PodDisruptionBudgets,
-//     as kube-apiserver's eviction REST decides it (unready pods under a
-//     healthy budget, checkAndDecrement, 429 with the DisruptionBudget
-//     cause, the budget's status write).
+//     as kube-apiserver's eviction REST decides it, restated (it runs over
+//     a generic store and a budget client): dry run from the request or the
+//     eviction's delete options, policy/v1 selectors (empty: every pod),
+//     unready pods under a healthy budget, checkAndDecrement (429 with the
+//     DisruptionBudget cause, Retry-After 10 s for an unprocessed budget),
+//     the budget's status write, the DisruptionTarget condition written to
+//     the pod before the delete, the resourceVersion preconditions (fidelity:
+//     pod/evict, pod/evict-dry-run-and-empty-selector; TestEvictionAsTheREST).
 //   - binding (binding.go): pods/<name>/binding (a core/v1 Binding), as
 //     kube-apiserver's BindingREST.Create, assignPod and
 //     setPodNodeAndMetadata do it (pkg/registry/core/pod/storage/storage.go;

@@ -42,7 +42,7 @@ properties:
     - rule: self.mode == oldSelf.mode
       message: mode is immutable
     - rule: "!has(self.ratio) || self.ratio < 1.0"
-      messageExpression: "'ratio ' + string(self.ratio) + ' is not below 1'"
+      messageExpression: "self.ratio > 2.0 ? 'ratio is far above 1' : 'ratio is not below 1'"
       fieldPath: .ratio
       reason: FieldValueForbidden
     %[2]s
@@ -443,8 +443,14 @@ var _ = register("crv/ratcheting", func(ctx context.Context, c client.Client, ns
 	if !o.Err("strict-schema-served", err) {
 		return
 	}
+	// A write that leaves spec as it was passes (ratcheting: the rules on
+	// unchanged values are not judged again).
+	_, err = p.patch(ctx, "old", `{"metadata":{"labels":{"touched":"yes"}}}`)
+	errWords(o, "unchanged-spec-ratchets", err)
+	// spec.name, unchanged, ratchets; the rule on spec, whose value
+	// changed, is judged again.
 	_, err = p.patch(ctx, "old", `{"spec":{"step":5}}`)
-	errWords(o, "unchanged-fields-ratchet", err)
+	errWords(o, "spec-changed-rule-judged", err)
 	_, err = p.patch(ctx, "old", `{"spec":{"name":"abcdefg"}}`)
 	errWords(o, "changed-field-checked", err)
 	_, err = p.patch(ctx, "old", `{"spec":{"replicas":6}}`)
@@ -453,4 +459,57 @@ var _ = register("crv/ratcheting", func(ctx context.Context, c client.Client, ns
 	errWords(o, "repaired", err)
 	_, err = p.create(ctx, "new", okSpec("name", "abcdef", "replicas", int64(5)))
 	errWords(o, "create-under-strict", err)
+})
+
+// crd/invalid-refused: the CustomResourceDefinition registry's own
+// validation refuses a CRD whose rule's estimated cost exceeds the budget,
+// one whose schema is not structural, and a rule that does not compile.
+var _ = register("crd/invalid-refused", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	group := ns + ".ctrlbugs.dev"
+	for _, tc := range []struct{ name, schema string }{
+		{"rule-cost", `
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      items: {type: array, items: {type: string}}
+    x-kubernetes-validations:
+    - rule: self.items.all(a, self.items.all(b, self.items.all(c, a + b + c != '')))`},
+		{"not-structural", `
+type: object
+properties:
+  spec:
+    properties:
+      size: {type: integer}`},
+		{"rule-does-not-compile", `
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      size: {type: integer}
+    x-kubernetes-validations:
+    - rule: self.size > 'big'`},
+	} {
+		s := &apiextensionsv1.JSONSchemaProps{}
+		if err := yaml.UnmarshalStrict([]byte(tc.schema), s); err != nil {
+			o.Add("setup", err.Error())
+			return
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: tc.name + "s." + group},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: group, Scope: apiextensionsv1.NamespaceScoped,
+				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: tc.name + "s", Singular: tc.name, Kind: "K" + strings.ReplaceAll(tc.name, "-", ""), ListKind: "K" + strings.ReplaceAll(tc.name, "-", "") + "List"},
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: s}}},
+			},
+		}
+		err := c.Create(ctx, crd, own)
+		errWords(o, tc.name, err)
+		if err == nil {
+			o.Err(tc.name+".delete", c.Delete(ctx, crd))
+		}
+	}
 })

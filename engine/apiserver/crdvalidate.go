@@ -1,0 +1,82 @@
+package apiserver
+
+import (
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+)
+
+// crdScheme knows the CustomResourceDefinition types the registry's
+// strategy works on (internal, and v1 with its defaults and conversions).
+var crdScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := apiextensionsinternal.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// validateCRD is what the CustomResourceDefinition registry's strategy
+// (apiextensions-apiserver pkg/registry/customresourcedefinition:
+// NewStrategy, NewStatusStrategy) refuses of a CRD write, with the
+// registry's own validation (ValidateCustomResourceDefinition and its
+// update and status variants: structural schemas, names, versions,
+// x-kubernetes-validations compiled and their estimated cost within
+// budget, ...): the object is decoded as a request body is (v1 defaults,
+// converted to the internal version) and prepared as rest.BeforeCreate or
+// BeforeUpdate prepares it, on a copy: only the verdict is taken, the
+// engine keeps its own CRD write (crdStrategy, followCRD). old is nil for
+// a create; sub is the subresource written.
+func validateCRD(obj, old *unstructured.Unstructured, sub string) error {
+	in, err := crdInternal(obj)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	k := &Kind{GVK: crdGVK, Resource: "customresourcedefinitions"}
+	var errs field.ErrorList
+	if old == nil {
+		st := customresourcedefinition.NewStrategy(crdScheme)
+		ctx := strategyContext(k, "", "create", "")
+		st.PrepareForCreate(ctx, in)
+		errs = st.Validate(ctx, in)
+	} else {
+		oldIn, err := crdInternal(old)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		ctx := strategyContext(k, "", "update", sub)
+		var st rest.RESTUpdateStrategy = customresourcedefinition.NewStrategy(crdScheme)
+		if sub == "status" {
+			st = customresourcedefinition.NewStatusStrategy(crdScheme)
+		}
+		st.PrepareForUpdate(ctx, in, oldIn)
+		errs = st.ValidateUpdate(ctx, in, oldIn)
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(crdGVK.GroupKind(), obj.GetName(), errs)
+	}
+	return nil
+}
+
+// crdInternal decodes a stored or requested CRD as kube-apiserver decodes
+// a body: v1 with its defaults, then the internal version.
+func crdInternal(u *unstructured.Unstructured) (*apiextensionsinternal.CustomResourceDefinition, error) {
+	v1 := &apiextensionsv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, v1); err != nil {
+		return nil, err
+	}
+	crdScheme.Default(v1)
+	in := &apiextensionsinternal.CustomResourceDefinition{}
+	if err := crdScheme.Convert(v1, in, nil); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
