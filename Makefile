@@ -27,8 +27,11 @@ SHELL := /bin/bash
 export GOTOOLCHAIN := auto
 
 PROJECTS := $(notdir $(wildcard projects/*))
-# go test -v noise: keep our own lines and failures.
-QUIET := grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' || true
+# go test -v noise: keep our own lines and failures. Braced so that only
+# grep's own "no line left" status is ignored: under pipefail the test
+# binary's failure is still the pipeline's (`a | grep || true` would be
+# `(a | grep) || true`, which passed every failure).
+QUIET := { grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )' || true; }
 
 # A project's test binary, rebuilt only when one of its inputs changed
 # (.ci/testbin says how it knows without asking the go command, which
@@ -188,7 +191,12 @@ bump:
 	case $$rc in 0|1) ;; 3) exit 1 ;; *) exit $$rc ;; esac; \
 	{ test $$rc -eq 0 && cd projects/$(PROJECT) && go build ./... && go vet ./...; } \
 	  || { echo "$(PROJECT): harness broken at $$mod@$(VERSION) (dependency resolution or build; see above)"; exit 1; }; \
-	CTRLBUGS_MODE=bump go test -count=1 -run 'TestFindings' -v . 2>&1 | grep -E '^[a-z0-9]+-[a-z0-9]+: ' ; \
+	log=$$(mktemp); CTRLBUGS_MODE=bump go test -count=1 -run 'TestFindings' -v . > $$log 2>&1; trc=$$?; \
+	grep -E '^[a-z0-9]+-[a-z0-9]+: ' $$log; \
+	if [ $$trc -ne 0 ]; then \
+	  grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS)' $$log | grep -v -E '^[a-z0-9]+-[a-z0-9]+: ' | tail -40 >&2; rm -f $$log; \
+	  echo "$(PROJECT): the findings' runs at $$mod@$(VERSION) failed (go test exit $$trc: a harness break, a panic or a run error; see above). The pin is moved: review it, then make bump-revert PROJECT=$(PROJECT)" >&2; exit 1; \
+	fi; rm -f $$log; \
 	echo "pin moved; review git diff projects/$(PROJECT)/go.mod, then re-record (make record) or revert (make bump-revert PROJECT=$(PROJECT))"
 
 # Goes back after a bump: puts projects/<name>/go.mod and go.sum back as
