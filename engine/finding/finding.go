@@ -21,6 +21,10 @@ const (
 	Refuted       = "refuted"
 	FixedUpstream = "fixed-upstream"
 	HarnessBroken = "harness-broken"
+	// ByDesign: the reported behaviour occurs and upstream designs it so
+	// (the write-up cites where): not a bug. Its primary run's oracle
+	// states the designed behaviour and holds.
+	ByDesign = "by-design"
 )
 
 // AllVariants is the value of Run.Variants that extends a run's claim to
@@ -211,8 +215,8 @@ func Load(root, path string) (*Finding, error) {
 	if base := strings.TrimSuffix(filepath.Base(path), ".md"); base != f.ID {
 		return nil, fail("id", "%q does not match the file name %q", f.ID, base)
 	}
-	if !slices.Contains([]string{Reproduces, Refuted, FixedUpstream, HarnessBroken}, f.Status) {
-		return nil, fail("status", "%q is not one of reproduces, refuted, fixed-upstream, harness-broken", f.Status)
+	if !slices.Contains([]string{Reproduces, Refuted, FixedUpstream, ByDesign, HarnessBroken}, f.Status) {
+		return nil, fail("status", "%q is not one of reproduces, refuted, fixed-upstream, by-design, harness-broken", f.Status)
 	}
 	if f.Status == FixedUpstream && f.FixedIn == "" {
 		return nil, fail("fixedIn", "required when status is fixed-upstream")
@@ -282,7 +286,7 @@ func Load(root, path string) (*Finding, error) {
 	if f.Primary.Expect == f.Control.Expect {
 		return nil, fail("control.expect", "must be the opposite of primary.expect: a finding's two runs give its oracle opposite answers")
 	}
-	want := map[string]string{Reproduces: "fails", FixedUpstream: "fails", Refuted: "holds"}[f.Status]
+	want := map[string]string{Reproduces: "fails", FixedUpstream: "fails", Refuted: "holds", ByDesign: "holds"}[f.Status]
 	if want != "" && f.Primary.Expect != want {
 		return nil, fail("primary.expect", "a %s finding's primary run expects the oracle to %s", f.Status, strings.TrimSuffix(want, "s"))
 	}

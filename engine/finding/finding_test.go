@@ -70,6 +70,7 @@ func TestLoad(t *testing.T) {
 		{"same expectations", "expect: holds}", "expect: fails}", "control.expect", "must be the opposite"},
 		{"refuted primary must hold", "status: reproduces", "status: refuted", "primary.expect", "refuted finding"},
 		{"fixed-upstream needs fixedIn", "status: reproduces", "status: fixed-upstream", "fixedIn", "required"},
+		{"by-design primary must hold", "status: reproduces", "status: by-design", "primary.expect", "by-design finding"},
 		{"missing conditions", "conditions: [\"cache lag >= 2 s\", \"none of the fault kinds\"]\n", "", "conditions", "required"},
 		{"empty conditions", "conditions: [\"cache lag >= 2 s\", \"none of the fault kinds\"]", "conditions: []", "conditions", "required"},
 		{"null conditions", "conditions: [\"cache lag >= 2 s\", \"none of the fault kinds\"]", "conditions:", "conditions", "required"},

@@ -150,12 +150,13 @@ func BumpResultOf(expectFails bool, problem string) BumpResult {
 const (
 	ClaimReproduced = "REPRODUCED"
 	ClaimRefuted    = "REFUTED"
+	ClaimByDesign   = "BY-DESIGN"
 )
 
 // ClaimOf is the claim word for a finding's status: "" for a status that
 // claims neither.
 func ClaimOf(status string) string {
-	return map[string]string{Reproduces: ClaimReproduced, FixedUpstream: ClaimReproduced, Refuted: ClaimRefuted}[status]
+	return map[string]string{Reproduces: ClaimReproduced, FixedUpstream: ClaimReproduced, Refuted: ClaimRefuted, ByDesign: ClaimByDesign}[status]
 }
 
 // ControlClean is a Verify line's control when the control run gave the
