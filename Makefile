@@ -9,6 +9,7 @@
 #   make record FINDING=id             (re)record a finding's trace
 #   make record-release FINDING=id     (re)record its traces on the other releases it lists
 #   make judge TRACE=file              judge a stored trace again from its records
+#   make render TRACE=file [FROM=n] [TO=m] [STORY=n] [MERMAID=1]   a stored trace as a timeline
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
 #   make bump-revert PROJECT=fluxcd    put a project's go.mod and go.sum back as committed
 #   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
@@ -44,7 +45,7 @@ QUIET := { grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )'
 RUNTMP := $(or $(TMPDIR),$(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm),/tmp)
 testbin = (.ci/testbin $(1) && cd projects/$(1) && TMPDIR=$(RUNTMP) ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: lint test test-engine test-projects explore-all reproduce verify record record-release judge explore bump bump-revert bump-check engine-crcheck findings-index check-finding mermaid-check prefetch
+.PHONY: lint test test-engine test-projects explore-all reproduce verify record record-release judge render explore bump bump-revert bump-check engine-crcheck findings-index check-finding mermaid-check prefetch
 
 test: test-engine test-projects
 
@@ -129,6 +130,14 @@ verify:
 	(cd engine && go run ./cmd/trace-judge $(addprefix ../,$(wildcard findings/*/*.trace.jsonl)) >/dev/null && echo "every recorded verdict follows from its trace's records (trace-judge)") || fail=1; \
 	cd engine && go run ./cmd/findings-index -root .. -check || fail=1; \
 	if [ $$fail = 1 ]; then echo "verify: FAILED" >&2; exit 1; fi; echo "verify: all findings as recorded"
+
+# Renders a stored trace (a finding's, or a run make explore kept) as a
+# timeline: the whole of it, FROM=n TO=m a stretch, STORY=n the steps
+# around every action, note and first failure (what make reproduce prints),
+# MERMAID=1 a Mermaid sequence diagram (from FROM).
+render:
+	@test -n "$(TRACE)" -a -f "$(TRACE)" || { echo "usage: make render TRACE=findings/<project>/<id>.trace.jsonl [FROM=n] [TO=m] [STORY=n] [MERMAID=1] (file '$(TRACE)' not found)" >&2; exit 2; }
+	@cd engine && go run ./cmd/trace-render $(if $(MERMAID),-mermaid) $(if $(FROM),-from $(FROM)) $(if $(TO),-to $(TO)) $(if $(STORY),-story $(STORY)) $(abspath $(TRACE))
 
 # Judges a stored trace again, offline, from the records it keeps.
 judge:

@@ -405,6 +405,10 @@ func onRelease(f *finding.Finding, p *engine.Project, release string) (*finding.
 	return &c, nil
 }
 
+// storyContext is how many steps make reproduce shows on each side of
+// every user action, note and first oracle failure (trace.Story).
+const storyContext = 3
+
 func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string) {
 	// The helpers sharing the primary run's variants start first, so
 	// that their start-up overlaps this process's own first run (pool.go).
@@ -543,7 +547,8 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	}
 	if mode == ModeReproduce || mode == ModeReplay {
 		if tr, err := trace.Read(bytes.NewReader(replayed)); err == nil && mode == ModeReproduce {
-			fmt.Print(trace.Timeline(tr, 60))
+			fmt.Print(trace.Story(tr, storyContext))
+			fmt.Printf("the whole timeline: make render TRACE=%s   (FROM=n TO=m for a stretch; MERMAID=1 for a sequence diagram)\n", f.Trace)
 		}
 		v := finding.Verdict{ID: f.ID, Line: finding.Reproduce, Claim: claim, Mismatch: mismatch, Trace: trace.Hash(replayed), Variants: variants}
 		if mismatch != "" {

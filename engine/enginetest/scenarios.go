@@ -477,7 +477,7 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 				t.Fatal(err)
 			}
 			fmt.Printf("explore: first failing run %q: trace written to %s\n", r.Label, rel(root, file))
-			fmt.Printf("explore: render it: go run ./engine/cmd/trace-render %s   (add -mermaid for a sequence diagram)\n", rel(root, file))
+			fmt.Printf("explore: render it: make render TRACE=%s   (STORY=3 the steps around what happened; MERMAID=1 a sequence diagram)\n", rel(root, file))
 		}
 	})
 }

@@ -2,6 +2,8 @@ package trace
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -67,8 +69,126 @@ func shortPatch(pt types.PatchType) string {
 	return string(pt)
 }
 
-// Timeline renders a trace as text, one block per step.
+// Timeline renders a trace as text, one block per step (at most maxSteps
+// steps from the first; 0: all).
 func Timeline(t *Trace, maxSteps int) string {
+	return timeline(t, func(shown, _ int) bool { return maxSteps <= 0 || shown <= maxSteps }, nil, true)
+}
+
+// TimelineRange renders the steps from..to (0: to the end) of a trace,
+// with the actions and notes among them; the rest is summarised.
+func TimelineRange(t *Trace, from, to int) string {
+	in := func(step int) bool { return step >= from && (to <= 0 || step <= to) }
+	// An action or note is numbered by the last step before it.
+	return timeline(t, func(_, step int) bool { return in(step) }, func(step int) bool { return in(step + 1) }, false)
+}
+
+// Story renders a trace as the story of what went wrong: every user
+// action and note, and the steps around each of them, around every step
+// an oracle first fails at (the marks), around the first and the last
+// step, with context steps on each side; each stretch left out is
+// summarised with its step range. A trace of at most 4×context+8 steps is
+// rendered whole.
+func Story(t *Trace, context int) string {
+	if len(t.Steps) <= 4*context+8 {
+		return Timeline(t, 0)
+	}
+	anchors := []int{1, len(t.Steps)}
+	if len(t.Steps) > 0 {
+		anchors[1] = t.Steps[len(t.Steps)-1].Step
+	}
+	for _, line := range t.Lines {
+		switch r := line.(type) {
+		case Action:
+			anchors = append(anchors, r.Step, r.Step+1)
+		case Note:
+			anchors = append(anchors, r.Step, r.Step+1)
+		}
+	}
+	for step := range writeMarks(t) {
+		anchors = append(anchors, step)
+	}
+	if t.Final != nil {
+		for _, v := range t.Final.Verdicts {
+			if s := failedAfter(v); s > 0 {
+				anchors = append(anchors, s)
+			}
+		}
+	}
+	keep := map[int]bool{}
+	for _, a := range anchors {
+		for s := a - context; s <= a+context; s++ {
+			keep[s] = true
+		}
+	}
+	return timeline(t, func(_, step int) bool { return keep[step] }, nil, false)
+}
+
+// FirstFailure returns the earliest step a failing oracle points at: the
+// step of the write it names, or the step after which an 'always' oracle
+// was first false (0: none points at a step).
+func FirstFailure(t *Trace) int {
+	first := 0
+	if t.Final == nil {
+		return 0
+	}
+	for _, v := range t.Final.Verdicts {
+		if v.Holds || v.Err != "" {
+			continue
+		}
+		step := failedAfter(v)
+		if v.At != nil {
+			step = v.At.Step
+		}
+		if step > 0 && (first == 0 || step < first) {
+			first = step
+		}
+	}
+	return first
+}
+
+// firstFalse is the evidence an 'always' oracle gives when it fails
+// (oracle.Judge: "first false after step N").
+var firstFalse = regexp.MustCompile(`^first false after step (\d+)`)
+
+// failedAfter is the step after which a failing 'always' oracle was first
+// false, read from its evidence (0: it says none).
+func failedAfter(v Verdict) int {
+	if v.Holds || v.Err != "" {
+		return 0
+	}
+	m := firstFalse.FindStringSubmatch(v.Evidence)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// firstFalseAt returns the failing 'always' oracles first false in the
+// state after step.
+func firstFalseAt(t *Trace, step int) []Verdict {
+	if t.Final == nil {
+		return nil
+	}
+	var out []Verdict
+	for _, v := range t.Final.Verdicts {
+		if failedAfter(v) == step {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// timeline renders the steps show accepts (shown counts the steps so far,
+// this one included), and the actions and notes showLine accepts (nil:
+// all), by the step they follow; with stop, the first step refused ends
+// the timeline ("... n more steps"), otherwise each stretch refused is
+// summarised.
+func timeline(t *Trace, show func(shown, step int) bool, showLine func(step int) bool, stop bool) string {
 	var b strings.Builder
 	h := t.Header
 	fmt.Fprintf(&b, "scenario %s (%s run", h.Scenario, orDefault(h.Run, "a"))
@@ -84,9 +204,22 @@ func Timeline(t *Trace, maxSteps int) string {
 	}
 	shown := 0
 	marks := writeMarks(t)
+	// An elided stretch of steps, summarised when the next thing shown
+	// comes (or at the end).
+	skipFrom, skipped := 0, 0
+	flush := func() {
+		if skipped > 0 {
+			fmt.Fprintf(&b, "           ... %d steps not shown (#%d-#%d)\n", skipped, skipFrom, skipFrom+skipped-1)
+			skipped = 0
+		}
+	}
 	for _, line := range t.Lines {
 		switch r := line.(type) {
 		case Action:
+			if showLine != nil && !showLine(r.Step) {
+				continue
+			}
+			flush()
 			fmt.Fprintf(&b, "%9s  user action %s: %s %s -> %s", r.T, r.Name, r.Op, r.Key, r.Outcome)
 			if r.RV != "" {
 				fmt.Fprintf(&b, " rv %s", r.RV)
@@ -99,13 +232,25 @@ func Timeline(t *Trace, maxSteps int) string {
 				fmt.Fprintf(&b, "%9s       ^ %s at this write\n", "", m.text)
 			}
 		case Note:
+			if showLine != nil && !showLine(r.Step) {
+				continue
+			}
+			flush()
 			fmt.Fprintf(&b, "%9s  * %s\n", r.T, r.Text)
 		case Step:
 			shown++
-			if maxSteps > 0 && shown > maxSteps {
-				fmt.Fprintf(&b, "  ... %d more steps\n", len(t.Steps)-maxSteps)
-				goto final
+			if !show(shown, r.Step) {
+				if stop {
+					fmt.Fprintf(&b, "  ... %d more steps\n", len(t.Steps)-shown+1)
+					goto final
+				}
+				if skipped == 0 {
+					skipFrom = r.Step
+				}
+				skipped++
+				continue
 			}
+			flush()
 			if r.Choice != nil {
 				fmt.Fprintf(&b, "%9s  choice: %s (of %s)\n", r.T, r.Choice.Options[r.Choice.Chosen], strings.Join(r.Choice.Options, ", "))
 			}
@@ -140,11 +285,15 @@ func Timeline(t *Trace, maxSteps int) string {
 			for _, m := range marks.rest(r.Step) {
 				fmt.Fprintf(&b, "%9s     ^ %s at the write of resourceVersion %s (in or just after this step)\n", "", m.text, m.rv)
 			}
+			for _, v := range firstFalseAt(t, r.Step) {
+				fmt.Fprintf(&b, "%9s     ^ oracle %s (%s) FAILS: first false in the state after this step\n", "", v.Oracle, v.Type)
+			}
 			for _, e := range r.Events {
 				fmt.Fprintf(&b, "%9s     event %s %s: %s\n", e.T, e.Type, e.Reason, clip(e.Message, 140))
 			}
 		}
 	}
+	flush()
 final:
 	if f := t.Final; f != nil {
 		fmt.Fprintf(&b, "%9s  end: %s after %d steps, %d requests pending, state %s\n", f.T, f.Stop, f.Steps, f.Pending, f.StateHash)

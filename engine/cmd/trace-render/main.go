@@ -15,10 +15,12 @@ import (
 func main() {
 	mermaid := flag.Bool("mermaid", false, "print a Mermaid sequence diagram instead of a timeline")
 	steps := flag.Int("steps", 0, "show at most this many steps (0: all)")
-	from := flag.Int("from", 1, "with -mermaid, start the diagram at this step")
+	from := flag.Int("from", 0, "start at this step (the timeline summarises the steps before it; with -mermaid they are left out)")
+	to := flag.Int("to", 0, "end at this step (0: the last)")
+	story := flag.Int("story", 0, "with n > 0: the steps around every action, note and first failure, n on each side (what make reproduce prints)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: trace-render [-mermaid [-from N]] [-steps N] TRACE.jsonl")
+		fmt.Fprintln(os.Stderr, "usage: trace-render [-mermaid] [-from N] [-to N] [-steps N] [-story N] TRACE.jsonl")
 		os.Exit(2)
 	}
 	t, err := trace.ReadFile(flag.Arg(0))
@@ -26,9 +28,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "trace-render:", err)
 		os.Exit(1)
 	}
-	if *mermaid {
-		fmt.Print(trace.MermaidFrom(t, *from, *steps))
-		return
+	switch {
+	case *mermaid:
+		fmt.Print(trace.MermaidFrom(t, max(*from, 1), *steps))
+	case *story > 0:
+		fmt.Print(trace.Story(t, *story))
+	case *from > 0 || *to > 0:
+		fmt.Print(trace.TimelineRange(t, *from, *to))
+	default:
+		fmt.Print(trace.Timeline(t, *steps))
 	}
-	fmt.Print(trace.Timeline(t, *steps))
 }

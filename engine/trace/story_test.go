@@ -1,0 +1,57 @@
+package trace_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ctrlbugs/corpus/engine/finding"
+	"github.com/ctrlbugs/corpus/engine/trace"
+)
+
+// TestReproduceShowsFailure: for every committed finding that reproduces,
+// the story make reproduce prints (trace.Story, 3 steps of context) shows
+// the step its oracle first fails at, the user action before that step,
+// and the failing verdict; a printed step range says what it leaves out.
+// Before, the timeline stopped after the first 60 steps, before capi-3's
+// patch (step 177) and failure (178).
+func TestReproduceShowsFailure(t *testing.T) {
+	fs, broken := finding.LoadAll("../..")
+	if len(broken) > 0 {
+		t.Fatalf("findings: %v", broken[0])
+	}
+	n := 0
+	for _, f := range fs {
+		if f.Status != finding.Reproduces {
+			continue
+		}
+		n++
+		t.Run(f.ID, func(t *testing.T) {
+			tr, err := trace.ReadFile(f.Abs(f.Trace))
+			if err != nil {
+				t.Fatal(err)
+			}
+			story := trace.Story(tr, 3)
+			if !regexp.MustCompile(`oracle ` + regexp.QuoteMeta(f.Oracle) + ` \([a-z]+\): FAILS`).MatchString(story) {
+				t.Errorf("the story does not show oracle %s failing", f.Oracle)
+			}
+			fail := trace.FirstFailure(tr)
+			if fail > 0 && !strings.Contains(story, fmt.Sprintf("  #%d ", fail)) {
+				t.Errorf("the story does not show step #%d, where the oracle first fails", fail)
+			}
+			var before *trace.Action
+			for _, l := range tr.Lines {
+				if a, ok := l.(trace.Action); ok && (fail == 0 || a.Step < fail) {
+					before = &a
+				}
+			}
+			if before != nil && !strings.Contains(story, "user action "+before.Name+":") {
+				t.Errorf("the story does not show user action %s (after step %d), the last before the failure at step %d", before.Name, before.Step, fail)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no reproducing finding found under ../../findings")
+	}
+}
