@@ -442,11 +442,15 @@ func selectors(q url.Values) (labels.Selector, fields.Selector, error) {
 // are those from before the kind was served, where kube-apiserver's watch
 // cache for it begins.
 //
-// Known difference (not yet modelled): a watch with resourceVersion unset or
-// "0" and no sendInitialEvents starts at the present here; kube-apiserver
-// starts it with synthetic ADDED events for every object (and, with
-// WatchList on, defaults it to sendInitialEvents). client-go's reflector
-// never sends one (it lists, then watches from the list's resourceVersion).
+// A watch with resourceVersion unset or "0" and no sendInitialEvents
+// starts, as kube-apiserver's does ("Get State and Start at Most Recent",
+// "Start at Any"), with a synthetic ADDED event for every object the view
+// shows, then what follows. Not modelled: where the server serves
+// watch-lists, kube-apiserver defaults such a watch to sendInitialEvents
+// (metainternalversion.SetListOptionsDefaults), which adds the
+// initial-events-end bookmark when the client allows bookmarks. client-go's
+// reflector never sends one (it lists, then watches from the list's
+// resourceVersion).
 func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.GroupVersionKind, q url.Values, meta bool) (any, int) {
 	if t.cache == nil {
 		return errStatus(apierrors.NewMethodNotSupported(gr, "watch (this REST transport has no cache to serve watches from)"))
@@ -481,7 +485,15 @@ func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.Gro
 	}
 	w, body := newWatcher(gk, ns, ls, fs, meta, from)
 	st := env.Server.Store()
-	if initial {
+	if legacy := rv == "" || rv == "0"; legacy && !initial {
+		if k, ok := env.Server.KindFor(gk); ok {
+			for _, u := range st.List(k.GVK.GroupKind(), ns, pos) {
+				if w.matches(u) {
+					w.event("ADDED", u, "")
+				}
+			}
+		}
+	} else if initial {
 		if k, ok := env.Server.KindFor(gk); ok {
 			for _, u := range st.List(k.GVK.GroupKind(), ns, pos) {
 				if w.matches(u) {

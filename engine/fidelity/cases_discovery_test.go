@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -358,4 +359,46 @@ var _ = register("watch/builtin-from-rv-1", func(ctx context.Context, c client.C
 	defer w.Stop()
 	ev, _ := nextEvent(w, false)
 	o.Add("first", eventFact(ev))
+})
+
+// watch/no-resource-version: a watch without a resourceVersion, and one
+// at "0", start with a synthetic ADDED event for every object there is,
+// then what follows (kube-apiserver's "Get State and Start at Most
+// Recent" and "Start at Any"; where it serves watch-lists it defaults them
+// to sendInitialEvents, which without allowWatchBookmarks sends the same
+// events and no bookmark).
+var _ = register("watch/no-resource-version", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	d := dynamicFor(c, o)
+	if d == nil {
+		return
+	}
+	cms := d.Resource(cmGVR).Namespace(ns)
+	for _, n := range []string{"a", "b"} {
+		if _, err := cms.Create(ctx, cmObj(ns, n), metav1.CreateOptions{}); !o.Err("create."+n, err) {
+			return
+		}
+	}
+	for _, tc := range []struct {
+		name, rv, next string
+		existing       int
+	}{{"unset", "", "c", 2}, {"zero", "0", "d", 3}} {
+		w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: tc.rv})
+		if !o.Err(tc.name+".watch", err) {
+			return
+		}
+		var first []string
+		for range tc.existing {
+			ev, _ := nextEvent(w, false)
+			first = append(first, eventFact(ev))
+		}
+		sort.Strings(first)
+		o.Add(tc.name+".initial", strings.Join(first, ", "))
+		if _, err := cms.Create(ctx, cmObj(ns, tc.next), metav1.CreateOptions{}); !o.Err(tc.name+".create", err) {
+			w.Stop()
+			return
+		}
+		ev, _ := nextEvent(w, false)
+		o.Add(tc.name+".next", eventFact(ev))
+		w.Stop()
+	}
 })
