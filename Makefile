@@ -18,8 +18,20 @@
 #   make mermaid-check                 render every finding's timeline with the real Mermaid
 #   make findings-index                regenerate BUG-FINDINGS.md
 #   make inspect FINDING=fluxcd-f2 [STEP=n] [PORT=n] | TRACE=file   serve a step of a trace to kubectl (read-only API server)
+#   make kubectl                       build kubectl at the engine's version into out/tools (for make inspect)
+#   make test-engine | test-projects   the two halves of make test
+#   make prefetch                      download what CI's steps fetch (modules, golangci-lint, chromium, mermaid-cli)
+#   make fidelity-build                compile the fidelity suite only (warm the build cache)
+#   make fidelity-align                move the fidelity suite's libraries to the workspace's versions
+#   make fidelity-update-known         rewrite the pins of the fidelity suite's known differences
+#   make fidelity-vacuity-discover     print, per ablation, every fidelity case that disagrees with it off
+#   make help                          this list
 
 SHELL := /bin/bash
+
+# The first target: make alone prints the list above.
+help:
+	@sed -n '3,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed -n 's/^#   //p'
 .SHELLFLAGS := -o pipefail -c
 
 # Some pinned upstreams need a newer Go than the machine's; GOTOOLCHAIN=auto
@@ -45,7 +57,7 @@ QUIET := { grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )'
 RUNTMP := $(or $(TMPDIR),$(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm),/tmp)
 testbin = (.ci/testbin $(1) && cd projects/$(1) && TMPDIR=$(RUNTMP) ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: lint test test-engine test-projects explore-all reproduce verify record record-release judge render explore bump bump-revert bump-check engine-crcheck findings-index check-finding mermaid-check prefetch
+.PHONY: help lint test test-engine test-projects explore-all reproduce verify record record-release judge render explore bump bump-revert bump-check engine-crcheck findings-index check-finding mermaid-check prefetch
 
 test: test-engine test-projects
 
