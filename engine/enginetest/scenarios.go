@@ -438,19 +438,41 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 			fmt.Printf("explore: %v\n", err)
 			t.Fatal(err)
 		}
-		failing, unjudged := 0, 0
+		failing, unjudged, erring := 0, 0, 0
+		var firstUnjudged *engine.RunOutcome
 		for _, r := range out.Runs {
 			fmt.Println(runLine(scn.Name, r))
 			if r.Failed() {
 				failing++
 			}
-			if len(r.ActionErrors) > 0 || len(r.TriggerErrors) > 0 {
+			switch {
+			case len(r.ActionErrors) > 0 || len(r.TriggerErrors) > 0:
 				unjudged++
+			case slices.ContainsFunc(r.Verdicts, func(v oracle.Verdict) bool { return v.Err != "" }):
+				erring++
+			default:
+				continue
+			}
+			if firstUnjudged == nil {
+				firstUnjudged = r
 			}
 		}
 		fmt.Printf("explore: %d runs, %d with a failing oracle\n", len(out.Runs), failing)
 		if unjudged > 0 {
 			fmt.Printf("explore: %d runs not judged: an action or a trigger did not happen as written (their verdicts are errors naming it)\n", unjudged)
+		}
+		if erring > 0 {
+			fmt.Printf("explore: %d runs with an oracle not judged: its evaluation failed (the verdict is an error naming why)\n", erring)
+		}
+		if r := firstUnjudged; r != nil {
+			if err := os.MkdirAll(outDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(outDir, scn.Name+"-"+sanitize(r.Label)+".trace.jsonl")
+			if err := os.WriteFile(file, r.Trace, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Printf("explore: first run not judged %q: trace written to %s (make render TRACE=%s)\n", r.Label, rel(root, file), rel(root, file))
 		}
 		if out.Divergence != nil {
 			fmt.Printf("explore: across runs: %s\n", out.Divergence.String())

@@ -114,3 +114,27 @@ func TestScenarioTiers(t *testing.T) {
 		t.Errorf("claims: a missing claim directory should fail naming CTRLBUGS_ALL_CLAIM, got %v:\n%s", err, out)
 	}
 }
+
+// TestExploreCountsUnjudged: make explore's summary counts the runs in
+// which an oracle could not be judged (its evaluation failed) and keeps
+// the first such run's trace, as it keeps the first failing run's; before,
+// such a run left the summary at "0 with a failing oracle" and no trace.
+func TestExploreCountsUnjudged(t *testing.T) {
+	root := t.TempDir()
+	scn := strings.Replace(sampleScenario, `"expr": "has(object('apps/v1', 'Deployment', 'default', 'd').metadata.generation) && step <= 10"`,
+		`"expr": "object('v1', 'ConfigMap', 'default', 'counter').data['missing'] == 'x'"`, 1)
+	file := filepath.Join(root, "scenarios", "sample", "unjudged.json")
+	put(t, file, strings.Replace(scn, `"name": "counter"`, `"name": "unjudged"`, 1))
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestScenariosHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), scenariosHelperEnv+"=1", "CTRLBUGS_ROOT="+root, "CTRLBUGS_SCENARIO="+file, "CTRLBUGS_JOBS=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "runs with an oracle not judged: its evaluation failed") {
+		t.Errorf("no 'not judged' line:\n%s", out)
+	}
+	if !strings.Contains(string(out), "explore: first run not judged ") {
+		t.Errorf("the first run not judged kept no trace:\n%s", out)
+	}
+}
