@@ -166,6 +166,7 @@ func propagateDryRun(ev *policyv1.Eviction, reqDryRun bool) (metav1.DeleteOption
 		return opts, nil
 	}
 	if !slices.Equal(dry, opts.DryRun) {
+		//nolint:staticcheck // ST1005: kube-apiserver's own wording
 		return metav1.DeleteOptions{}, fmt.Errorf("Non-matching dry-run options in request and content: %v and %v", dry, opts.DryRun)
 	}
 	return opts, nil
