@@ -264,7 +264,8 @@ inspect:
 	@if [ -n "$(TRACE)" ]; then \
 	  test -f "$(TRACE)" || { echo "TRACE=$(TRACE): no such file" >&2; exit 2; }; \
 	  p='$(PROJECT)'; sc=$$(head -c 4096 "$(TRACE)" | sed -n '1s/.*"scenario":"\([^"]*\)".*/\1/p'); \
-	  test -n "$$p" || p=$$(grep -l -E "^  \"name\": *\"$$sc\"" scenarios/*/*.json 2>/dev/null | head -1 | cut -d/ -f2); \
+	  test -n "$$p" || p=$$(ls scenarios/*/"$$sc.json" 2>/dev/null | head -1 | cut -d/ -f2); \
+	  test -n "$$p" || p=$$(grep -l -E "^[[:space:]]*\"name\": *\"$$sc\"" scenarios/*/*.json 2>/dev/null | head -1 | cut -d/ -f2); \
 	  test -n "$$p" -a -d "projects/$$p" || { echo "TRACE=$(TRACE): no project's scenarios name its scenario \"$$sc\" (pass PROJECT=<project>)" >&2; exit 2; }; \
 	  env="CTRLBUGS_INSPECT_TRACE=$(abspath $(TRACE))"; \
 	elif [ -n "$(FINDING)" ]; then \
