@@ -63,8 +63,10 @@ test: test-engine test-projects
 
 # go vet runs every analyzer; go test's own vet (a subset) would analyse
 # every dependency again under another cache key, so it is off.
-test-engine:
-	cd engine && go vet ./... && go test -vet=off -count=1 ./...
+# The inspect package's tests drive the real kubectl (make kubectl); here a
+# missing one fails them instead of skipping them.
+test-engine: kubectl
+	cd engine && go vet ./... && CTRLBUGS_REQUIRE_KUBECTL=1 go test -vet=off -count=1 ./...
 
 # The projects' tests run TestScenarios in its reference tier (the default
 # of CTRLBUGS_TIER): each scenario's reference run twice; the full searches
@@ -279,7 +281,15 @@ inspect:
 # kubectl itself, built from k8s.io/kubectl at the version the engine links
 # (engine/inspect/kubectl, its own module), into out/tools/kubectl.
 kubectl: out/tools/kubectl
-out/tools/kubectl: engine/inspect/kubectl/go.mod engine/inspect/kubectl/main.go
-	@mkdir -p out/tools && cd engine/inspect/kubectl && GOWORK=off go build -o ../../../out/tools/kubectl .
+# Its version is stamped as kube's release build stamps it (-X on
+# component-base/version and client-go/pkg/version), from the k8s.io/kubectl v0.x.y it requires
+# (= Kubernetes v1.x.y): an unstamped build says "v0.0.0-master+$$Format:%H$$",
+# which `kubectl version` cannot parse.
+KUBECTL_MOD_VERSION = $(shell sed -n 's/^[[:space:]]*k8s.io\/kubectl v0\.\([0-9]*\)\.\([0-9]*\)$$/\1 \2/p' engine/inspect/kubectl/go.mod)
+KUBECTL_LDFLAGS = $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,$(foreach kv,gitMajor=1 gitMinor=$(word 1,$(KUBECTL_MOD_VERSION)) gitVersion=v1.$(word 1,$(KUBECTL_MOD_VERSION)).$(word 2,$(KUBECTL_MOD_VERSION)) gitTreeState=clean,-X $(pkg).$(kv)))
+out/tools/kubectl: engine/inspect/kubectl/go.mod engine/inspect/kubectl/main.go Makefile
+	@test -n "$(KUBECTL_MOD_VERSION)" || { echo "kubectl: no k8s.io/kubectl v0.x.y in engine/inspect/kubectl/go.mod" >&2; exit 1; }
+	@mkdir -p out/tools && echo "kubectl: building k8s.io/kubectl v0.$(word 1,$(KUBECTL_MOD_VERSION)).$(word 2,$(KUBECTL_MOD_VERSION)) into out/tools/kubectl (a few minutes the first time)" >&2
+	@cd engine/inspect/kubectl && GOWORK=off go build -ldflags '$(KUBECTL_LDFLAGS)' -o ../../../out/tools/kubectl .
 
 -include engine/fidelity/fidelity.mk

@@ -28,6 +28,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/batch/job"
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
 	"k8s.io/kubernetes/pkg/registry/core/configmap"
+	"k8s.io/kubernetes/pkg/registry/core/event"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/secret"
 	"k8s.io/kubernetes/pkg/registry/core/service"
@@ -91,7 +92,7 @@ var builtinKinds = []struct {
 	// its node with status; pkg/registry/core/node's strategy does not
 	// reset it; not linked, restated).
 	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", false, true, false, genericStrategy{builtin: true, keepsStatus: true}},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Event"}, "events", true, false, false, builtinStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Event"}, "events", true, false, false, linked(event.Strategy, nil, event.GetAttrs)},
 	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}, "persistentvolumeclaims", true, true, false, builtinStrategy},
 	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", false, true, false, builtinStrategy},
 	{schema.GroupVersionKind{Version: "v1", Kind: "Endpoints"}, "endpoints", true, false, false, builtinStrategy},

@@ -155,6 +155,17 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 			return nil, err
 		}
 	}
+	if lo.Fields != nil && converted {
+		// A field kube's conversion accepts that the kind's restated
+		// strategy cannot produce would match nothing, silently: refuse it.
+		if st, ok := k.strategy.registry(); !ok || st.attrs == nil {
+			for _, r := range lo.Fields.Requirements() {
+				if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+					return nil, apierrors.NewInternalError(fmt.Errorf("field selector %q on %s: the engine does not link this kind's registry GetAttrs (a restated strategy, apiserver/kinds.go), so it can match metadata.name and metadata.namespace only", r.Field+string(r.Operator)+r.Value, k.Resource))
+				}
+			}
+		}
+	}
 	if lo.Fields != nil && !converted {
 		for _, r := range lo.Fields.Requirements() {
 			if (k.CRD && !k.crdSelectable(r.Field)) || (!k.CRD && r.Field != "metadata.name" && r.Field != "metadata.namespace") {

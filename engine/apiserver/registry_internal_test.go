@@ -35,7 +35,7 @@ func TestKindStrategies(t *testing.T) {
 		t.Fatal(err)
 	}
 	linkedKinds := map[schema.GroupKind]bool{}
-	for _, gk := range []schema.GroupKind{{Kind: "ConfigMap"}, {Kind: "Secret"}, {Kind: "ServiceAccount"}, {Kind: "Service"}, {Kind: "Pod"},
+	for _, gk := range []schema.GroupKind{{Kind: "ConfigMap"}, {Kind: "Event"}, {Kind: "Secret"}, {Kind: "ServiceAccount"}, {Kind: "Service"}, {Kind: "Pod"},
 		{Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "ReplicaSet"}, {Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"},
 		{Group: "batch", Kind: "Job"}, {Group: "coordination.k8s.io", Kind: "Lease"}, {Group: "discovery.k8s.io", Kind: "EndpointSlice"},
 		{Group: "policy", Kind: "PodDisruptionBudget"}} {

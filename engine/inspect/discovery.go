@@ -214,12 +214,62 @@ func (s *Server) servedGroupVersions(rev int64) []schema.GroupVersion {
 // kube-apiserver's openapiv3 controller builds it (from the CRDs the run's
 // server serves at its end), a built-in one's from the definitions
 // kube-apiserver is built with (apiserver.Server.BuiltinOpenAPIV3JSON).
-func (s *Server) openAPIDoc(gv schema.GroupVersion) ([]byte, bool, error) {
+//
+// The built-in documents have no paths (the engine builds them from the
+// definitions, not from kube-apiserver's routes: apiserver/builtinopenapi.go),
+// and kubectl explain finds a resource's kind through the
+// x-kubernetes-group-version-kind of its path's operations; inspect adds,
+// for each built-in kind served in gv, the get operation of its named path
+// with that extension and its schema as the response (what explain reads;
+// the other routes and their parameters are not restated).
+func (s *Server) openAPIDoc(gv schema.GroupVersion, rev int64) ([]byte, bool, error) {
 	doc, ok, err := s.rec.Server.CRDOpenAPIV3JSON(gv)
 	if err != nil || ok {
 		return doc, ok, err
 	}
-	return s.rec.Server.BuiltinOpenAPIV3JSON(gv)
+	doc, ok, err = s.rec.Server.BuiltinOpenAPIV3JSON(gv)
+	if err != nil || !ok {
+		return doc, ok, err
+	}
+	var d map[string]any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, false, err
+	}
+	schemas, _ := d["components"].(map[string]any)["schemas"].(map[string]any)
+	paths := map[string]any{}
+	for _, k := range sortedKinds(s.kinds(rev)) {
+		if k.CRD || k.GVK.GroupVersion() != gv {
+			continue
+		}
+		ref := ""
+		for name, sc := range schemas {
+			gvks, _ := sc.(map[string]any)["x-kubernetes-group-version-kind"].([]any)
+			for _, g := range gvks {
+				if m, _ := g.(map[string]any); m["group"] == k.GVK.Group && m["version"] == k.GVK.Version && m["kind"] == k.GVK.Kind {
+					ref = name
+				}
+			}
+		}
+		if ref == "" {
+			continue
+		}
+		p := "/" + openAPIPath(gv)
+		if k.Namespaced {
+			p += "/namespaces/{namespace}"
+		}
+		p += "/" + k.Resource + "/{name}"
+		paths[p] = map[string]any{"get": map[string]any{
+			"description":                     "read the specified " + k.GVK.Kind,
+			"operationId":                     "read" + k.GVK.Kind,
+			"x-kubernetes-action":             "get",
+			"x-kubernetes-group-version-kind": map[string]any{"group": k.GVK.Group, "version": k.GVK.Version, "kind": k.GVK.Kind},
+			"responses": map[string]any{"200": map[string]any{"description": "OK", "content": map[string]any{
+				"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/" + ref}}}}},
+		}}
+	}
+	d["paths"] = paths
+	out, err := json.Marshal(d)
+	return out, true, err
 }
 
 // openAPIV3 answers /openapi/v3 (the index of the group versions served
@@ -234,7 +284,7 @@ func (s *Server) openAPIV3(p string) ([]byte, error) {
 		}
 		paths := map[string]entry{}
 		for _, gv := range served {
-			doc, ok, err := s.openAPIDoc(gv)
+			doc, ok, err := s.openAPIDoc(gv, rev)
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}
@@ -258,7 +308,7 @@ func (s *Server) openAPIV3(p string) ([]byte, error) {
 	if !slices.Contains(served, gv) {
 		return nil, apierrors.NewNotFound(schema.GroupResource{}, p)
 	}
-	doc, ok, err := s.openAPIDoc(gv)
+	doc, ok, err := s.openAPIDoc(gv, rev)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

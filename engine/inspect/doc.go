@@ -23,7 +23,17 @@
 //     built-in kinds;
 //   - OpenAPI v3 (the index and each group version's document) and v2, as
 //     the run's server builds them (apiserver.Server.CRDOpenAPIV3JSON,
-//     BuiltinOpenAPIV3JSON, OpenAPIV2JSON): kubectl explain works;
+//     BuiltinOpenAPIV3JSON, OpenAPIV2JSON); a built-in document gets the
+//     get operation of each served kind's path, which kubectl explain
+//     looks the kind up by (the engine's built-in documents have no
+//     paths): kubectl explain works on built-in kinds and custom resources;
+//   - the Events the controllers recorded (kept in the trace, not in the
+//     run's store: ctrlsim's recorder) as core/v1 Events, each the one
+//     client-go's recorder would have written, visible from the step that
+//     recorded it (events.go): kubectl get events, kubectl events and
+//     describe's Events section show them; CustomResourceDefinitions too
+//     when the run's server has no such kind (its scheme lacks
+//     apiextensions.k8s.io), each from the step its kind was first served;
 //   - get (and the status subresource) and list at the step's revision,
 //     with label and field selectors (the server's own: ListPage), limit
 //     and continue; PartialObjectMetadata(List) when asked for;
@@ -31,8 +41,11 @@
 //     apiextensions-apiserver's tableconvertor with its CRD's
 //     additionalPrinterColumns (the CRD as stored at the step; the Age
 //     column its defaulting adds when it has none); a built-in kind with
-//     NAME and AGE only. Ages are at the step's virtual time. Rows carry
-//     the object as includeObject asks (default metadata);
+//     kube-apiserver's own printers (k8s.io/kubernetes/pkg/printers, as
+//     its registries use them: a Pod's READY and STATUS, an Event's LAST
+//     SEEN, TYPE, REASON, OBJECT, MESSAGE), NAME and AGE for a kind they
+//     do not know. Ages are at the step's virtual time. Rows carry the
+//     object as includeObject asks (default metadata);
 //   - watch: from a resourceVersion, the store's events after it up to the
 //     step; without one (or "0", or sendInitialEvents=true), synthetic
 //     ADDED events for the state, and the initial-events-end bookmark when
@@ -56,8 +69,12 @@
 //
 // Not modelled: writes of any kind (405 MethodNotAllowed, saying the state
 // is a recording), protobuf and CBOR responses (JSON only; clients that
-// ask for protobuf accept JSON), kube-apiserver's per-kind Table printers
-// for built-in kinds (a ConfigMap shows NAME and AGE, not DATA), a get at
+// ask for protobuf accept JSON), ages that kubectl computes itself from
+// the wall clock (describe's Events section, kubectl events: the run
+// happened on 2000-01-01, so they say 26y), events.k8s.io/v1 Events, an
+// Event's count and series aggregation (each event is its own Event), a
+// CRD's changes after its kind was first served when the run's server
+// has no CRD kind, a get at
 // a resourceVersion (served at the step), lists at an exact
 // resourceVersion (served at the step), subresources other than status
 // (logs, exec, scale, eviction), authentication and authorization (none:

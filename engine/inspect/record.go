@@ -98,6 +98,9 @@ type Recording struct {
 	revs   []int64
 	writes map[int64]Write
 	start  time.Time
+	// extras serves the events the controllers recorded and, when the
+	// run's server does not, CRDs (events.go).
+	extras *extras
 }
 
 // Recording returns what the recorder saw of the last run, whose trace is
@@ -168,6 +171,9 @@ func (r *Recorder) Recording(id string, tr []byte) (*Recording, error) {
 			}
 		}
 		rec.writes[ev.Rev] = w
+	}
+	if err := rec.buildExtras(); err != nil {
+		return nil, err
 	}
 	return rec, nil
 }

@@ -94,6 +94,22 @@ func (s *Server) at() (step int, rev int64, changed chan struct{}) {
 	return s.step, s.rec.Rev(s.step), s.changed
 }
 
+// backend is the server a kind is read from and its revision at step n:
+// the recording's extras server for core/v1 Events and for CRDs the run's
+// server does not serve (events.go), the run's server for every other kind.
+func (s *Server) backend(k *apiserver.Kind, n int) (*apiserver.Server, int64) {
+	if x := s.rec.extras; x != nil && (k.GVK == eventGVK || (x.crd != nil && k == x.crd)) {
+		return x.srv, x.revs[n]
+	}
+	return s.rec.Server, s.rec.Rev(n)
+}
+
+// srvOf is the server kind k is read from (backend).
+func (s *Server) srvOf(k *apiserver.Kind) *apiserver.Server {
+	srv, _ := s.backend(k, 0)
+	return srv
+}
+
 // locked runs f holding mu, which a panic in f releases too.
 func (s *Server) locked(f func()) {
 	s.mu.Lock()
@@ -167,7 +183,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		var out any
 		s.locked(func() {
 			var obj *unstructured.Unstructured
-			obj, err = s.rec.Server.GetAt(apiserver.Request{GVK: k.GVK, Namespace: ns, Name: ri.Name}, rev)
+			srv, rev := s.backend(k, s.step)
+			obj, err = srv.GetAt(apiserver.Request{GVK: k.GVK, Namespace: ns, Name: ri.Name}, rev)
 			if err == nil {
 				out, err = s.render(k, []*unstructured.Unstructured{obj}, false, "", accept, q, rev, true)
 			}
@@ -186,7 +203,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		var out any
 		s.locked(func() {
 			var res *apiserver.ListResult
-			res, err = s.rec.Server.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector,
+			srv, rev := s.backend(k, s.step)
+			res, err = srv.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector,
 				Limit: lo.Limit, Continue: lo.Continue}, rev)
 			if err == nil {
 				out, err = s.renderList(k, res, accept, q, rev)
@@ -222,6 +240,9 @@ func (s *Server) kinds(rev int64) []*apiserver.Kind {
 		if k.ServedSince <= rev {
 			out = append(out, k)
 		}
+	}
+	if x := s.rec.extras; x != nil && x.crd != nil {
+		out = append(out, x.crd)
 	}
 	return out
 }
@@ -423,8 +444,9 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, k *apiserver.Ki
 func (s *Server) watchStart(ww *watcher, k *apiserver.Kind, ns string, lo *metainternalversion.ListOptions) (lines []byte, pos int64, changed chan struct{}, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var rev int64
-	_, rev, changed = s.at()
+	var step int
+	step, _, changed = s.at()
+	srv, rev := s.backend(k, step)
 	initial := lo.SendInitialEvents != nil && *lo.SendInitialEvents
 	var first []watchEvent
 	pos = rev
@@ -432,7 +454,7 @@ func (s *Server) watchStart(ww *watcher, k *apiserver.Kind, ns string, lo *metai
 	case initial || rv == "" || rv == "0":
 		// kube-apiserver's watch from "now" (or with sendInitialEvents):
 		// synthetic ADDED events for the state, then what follows.
-		res, err := s.rec.Server.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector}, rev)
+		res, err := srv.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector}, rev)
 		if err != nil {
 			return nil, 0, nil, err
 		}
@@ -465,7 +487,9 @@ func (s *Server) watchStart(ww *watcher, k *apiserver.Kind, ns string, lo *metai
 func (s *Server) watchNext(ww *watcher, pos int64) (lines []byte, now int64, changed chan struct{}, back bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, now, changed = s.at()
+	var step int
+	step, _, changed = s.at()
+	_, now = s.backend(ww.k, step)
 	if now < pos {
 		return nil, now, changed, true, nil
 	}
@@ -507,7 +531,8 @@ type watcher struct {
 // holds mu.
 func (ww *watcher) events(from, to int64) ([]watchEvent, error) {
 	var out []watchEvent
-	for _, ev := range ww.s.rec.Server.Store().Events(from, to) {
+	srv, _ := ww.s.backend(ww.k, 0)
+	for _, ev := range srv.Store().Events(from, to) {
 		if ev.Key.GroupKind != ww.k.GVK.GroupKind() || (ww.ns != "" && ev.Key.Namespace != ww.ns) {
 			continue
 		}
@@ -541,7 +566,8 @@ func (ww *watcher) matches(key store.Key, obj *unstructured.Unstructured, rev in
 		return true
 	}
 	sel := fields.AndSelectors(ww.fs, fields.OneTermEqualSelector("metadata.name", key.Name))
-	res, err := ww.s.rec.Server.ListPage(ww.k.GVK, key.Namespace, apiserver.ListOptions{Fields: sel}, rev)
+	srv, _ := ww.s.backend(ww.k, 0)
+	res, err := srv.ListPage(ww.k.GVK, key.Namespace, apiserver.ListOptions{Fields: sel}, rev)
 	return err == nil && len(res.Items) > 0
 }
 

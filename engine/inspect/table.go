@@ -29,8 +29,8 @@ var ageColumn = apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type
 //   - a custom resource with apiextensions-apiserver's own tableconvertor
 //     over its CRD's additionalPrinterColumns for the served version (or
 //     the Age column its defaulting adds);
-//   - a built-in kind with NAME and AGE only: kube-apiserver's per-kind
-//     printers (k8s.io/kubernetes/pkg/printers) are not linked.
+//   - a built-in kind with kube-apiserver's own printers (printers.go), or
+//     NAME and AGE for one they do not know.
 //
 // Ages (date columns) are measured at the step's virtual time, not the
 // wall clock's: the run started at 2000-01-01T00:00:00Z.
@@ -98,6 +98,15 @@ func (s *Server) table(k *apiserver.Kind, objs []*unstructured.Unstructured, isL
 					}
 				}
 			}
+		}
+	} else if bt, ok, err := builtinTable(s.srvOf(k), k, objs, isList, opts, at); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	} else if ok {
+		t = bt
+		if isList {
+			t.ResourceVersion, t.Continue, t.RemainingItemCount = res.RV, res.Continue, res.Remaining
+		} else {
+			t.ResourceVersion = objs[0].GetResourceVersion()
 		}
 	} else {
 		t = &metav1.Table{}

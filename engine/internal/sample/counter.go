@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -20,6 +21,10 @@ type Counter struct {
 	client.Client
 	Name string
 	Step int
+	// Recorder, when set, records a Normal "Counted" event on the counter
+	// ConfigMap after each increment (a Warning "CountFailed" when the
+	// patch fails).
+	Recorder record.EventRecorder
 }
 
 // SetupWithManager wires Counter.
@@ -50,7 +55,13 @@ func (r *Counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	}
 	cm.Data["count"] = strconv.Itoa(n + r.Step)
 	if err := r.Patch(ctx, &cm, patch); err != nil {
+		if r.Recorder != nil {
+			r.Recorder.Eventf(&cm, corev1.EventTypeWarning, "CountFailed", "count %d: %v", n+r.Step, err)
+		}
 		return reconcile.Result{}, err
+	}
+	if r.Recorder != nil {
+		r.Recorder.Eventf(&cm, corev1.EventTypeNormal, "Counted", "count %d -> %d for %s", n, n+r.Step, req.Name)
 	}
 	done := client.MergeFrom(tick.DeepCopy())
 	if tick.Data == nil {
