@@ -183,13 +183,19 @@
 //     deduced from the object (no schema for them is linkable: client-go's
 //     has none and apiextensions' apply configurations are untyped), so
 //     their lists are atomic to server-side apply.
-//   - Built-in kinds outside the linked list (Namespace, Node, Event,
+//   - Built-in kinds outside the linked list (Namespace, Node,
 //     PersistentVolume(Claim), Endpoints, StorageClass, VolumeAttachment,
 //     CRDs, ...) get apimachinery's object-meta validation only (names,
 //     labels, annotations, owner references, immutable fields, no new
 //     finalizers on terminating objects) and core validation's
 //     finalizer-name rule; no defaulting except the Namespace name label
-//     (decode.go).
+//     (decode.go). Field selectors still go through their registries'
+//     GetAttrs where kube has one (Namespace, Node, PersistentVolume(Claim):
+//     strategy.go restatedAttrs; fidelity: node/list-field-selector,
+//     fieldsel/cluster-scoped-and-configmaps); a field selector kube's
+//     conversion accepts on a kind the engine runs no GetAttrs for is
+//     refused with a 500 naming this, never answered with an empty list
+//     (read.go).
 //   - Defaulting on read: kube-apiserver's storage defaults every object it
 //     decodes, so a stored object gets defaults only when a write carries
 //     them; the engine defaults before storing. Seen only where a default

@@ -158,10 +158,10 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 	if lo.Fields != nil && converted {
 		// A field kube's conversion accepts that the kind's restated
 		// strategy cannot produce would match nothing, silently: refuse it.
-		if st, ok := k.strategy.registry(); !ok || st.attrs == nil {
+		if k.registryAttrs() == nil {
 			for _, r := range lo.Fields.Requirements() {
 				if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
-					return nil, apierrors.NewInternalError(fmt.Errorf("field selector %q on %s: the engine does not link this kind's registry GetAttrs (a restated strategy, apiserver/kinds.go), so it can match metadata.name and metadata.namespace only", r.Field+string(r.Operator)+r.Value, k.Resource))
+					return nil, apierrors.NewInternalError(fmt.Errorf("field selector %q on %s: the engine runs no registry GetAttrs for this kind (apiserver/kinds.go, strategy.go restatedAttrs), so it can match metadata.name and metadata.namespace only", r.Field+string(r.Operator)+r.Value, k.Resource))
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -23,6 +24,10 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	"k8s.io/kubernetes/pkg/registry/core/namespace"
+	"k8s.io/kubernetes/pkg/registry/core/node"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 )
 
 // builtinDefaulter runs the v1 defaulting functions kube-apiserver
@@ -143,14 +148,37 @@ func (s *Server) selectableFields(k *Kind, obj *unstructured.Unstructured) (fiel
 		}
 		return set, nil
 	}
-	st, ok := k.strategy.registry()
-	if !ok || st.attrs == nil {
+	attrs := k.registryAttrs()
+	if attrs == nil {
 		return meta, nil
 	}
 	in, err := s.toInternal(k, obj)
 	if err != nil {
 		return nil, err
 	}
-	_, f, err := st.attrs(in)
+	_, f, err := attrs(in)
 	return f, err
+}
+
+// restatedAttrs are the registries' GetAttrs of built-in kinds whose write
+// strategy is restated (not linked, kinds.go), run all the same so that
+// their field selectors are kube's: a Namespace's status.phase, a Node's
+// spec.unschedulable, a PersistentVolume('s Claim) name.
+var restatedAttrs = map[schema.GroupKind]func(runtime.Object) (labels.Set, fields.Set, error){
+	{Kind: "Namespace"}:             namespace.GetAttrs,
+	{Kind: "Node"}:                  node.GetAttrs,
+	{Kind: "PersistentVolume"}:      persistentvolume.GetAttrs,
+	{Kind: "PersistentVolumeClaim"}: persistentvolumeclaim.GetAttrs,
+}
+
+// registryAttrs is the kind's registry's GetAttrs (linked or in
+// restatedAttrs), nil when the engine runs none.
+func (k *Kind) registryAttrs() func(runtime.Object) (labels.Set, fields.Set, error) {
+	if st, ok := k.strategy.registry(); ok && st.attrs != nil {
+		return st.attrs
+	}
+	if k.CRD {
+		return nil
+	}
+	return restatedAttrs[k.GVK.GroupKind()]
 }
