@@ -12,7 +12,6 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/ext"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -189,9 +188,7 @@ var errNoState = errors.New("helper called with no state under evaluation")
 
 func newEnv(p *Predicate) (*cel.Env, error) {
 	str := cel.StringType
-	return cel.NewEnv(
-		ext.Strings(),
-		ext.Bindings(),
+	return kubeEnv(
 		cel.Variable("objects", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
 		cel.Variable("time", cel.DurationType),
 		cel.Variable("elapsed", cel.DurationType),

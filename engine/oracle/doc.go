@@ -70,9 +70,21 @@
 // oracle ([CallsServed]).
 //
 // Cluster-scoped objects have the namespace "". objectsOf returns objects
-// sorted by namespace then name. cel-go's ext.Strings and ext.Bindings
-// (cel.bind) libraries are enabled. Integers in objects are CEL ints, so
+// sorted by namespace then name. Integers in objects are CEL ints, so
 // object(...).metadata.generation compares with ints directly.
+//
+// Every expression (state, trigger, write) is compiled in Kubernetes' own
+// CEL environment (kubecel.go: the base environment the pinned
+// k8s.io/apiserver gives a new CRD validation rule or admission policy),
+// so the libraries Kubernetes users write CEL with are there, with kube's
+// implementations: quantity('1500m').isLessThan(quantity('2')),
+// compareTo, asApproximateFloat; lists' sum(), min(), max(), indexOf(),
+// isSorted(); regex find() and findAll(); url(), ip(), cidr(); format;
+// semver('1.31.2').isGreaterThan(semver('1.30.0')), major(); sets; and
+// cel-go's ext.Strings (latest) and ext.Bindings (cel.bind). A function
+// applied to the wrong types is refused when the scenario is read, naming
+// the function ("found no matching overload for 'quantity' applied to
+// '(int)'").
 //
 // A predicate must produce a bool. When the checker knows the result type
 // (for example a comparison) a non-bool expression is rejected by
@@ -159,8 +171,8 @@
 // verb (create, update, patch, apply, delete, deleteAllOf), subresource
 // ("status" or ""), time (a duration: virtual time since the run started)
 // and step (an int: the step the write was made in; a user action's, the
-// step before it). It has ext.Strings and ext.Bindings, and none of the
-// state helpers. As with state predicates, an absent field is an error,
+// step before it). It has the same Kubernetes CEL libraries, and none of
+// the state helpers. As with state predicates, an absent field is an error,
 // has() on a field of an absent map too (so guard each level: an object
 // without status fails the predicate with an error, not false):
 // observedGeneration never goes back, on every kind, is

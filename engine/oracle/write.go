@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/ext"
 
 	"github.com/ctrlbugs/corpus/engine/internal/jsonvalue"
 	"github.com/ctrlbugs/corpus/engine/verb"
@@ -105,9 +104,7 @@ type WritePredicate struct {
 // the package documentation): variables old, new, writer, verb,
 // subresource, time and step.
 func CompileWrite(sel WriteSelector, expr string) (*WritePredicate, error) {
-	env, err := cel.NewEnv(
-		ext.Strings(),
-		ext.Bindings(),
+	env, err := kubeEnv(
 		cel.Variable("old", cel.DynType),
 		cel.Variable("new", cel.DynType),
 		cel.Variable("writer", cel.StringType),

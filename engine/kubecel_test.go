@@ -1,0 +1,147 @@
+package engine_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctrlbugs/corpus/engine"
+	"github.com/ctrlbugs/corpus/engine/enginetest"
+	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/trace"
+)
+
+// kubeCELScenario is the counter scenario with a ConfigMap of values that
+// Kubernetes' CEL libraries read (a CPU request and limit, a version, a
+// list of counts), an "always" oracle and an action whose `when` are the
+// expression under test.
+const kubeCELScenario = `{
+  "name": "kubecel",
+  "project": "sample",
+  "controllers": ["counter-b", "counter-a"],
+  "objects": [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"count": "0"}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-a", "namespace": "default"}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-b", "namespace": "default"}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "sizes", "namespace": "default"},
+     "data": {"request": "1500m", "limit": "2", "version": "v1.31.2", "image": "registry.example/app:v1.2.3", "counts": "3,4,5"}}
+  ],
+  "actions": [{"name": "mark", "at": {"when": %q}, "op": "patch", "patchType": "merge",
+    "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "sizes", "namespace": "default"}},
+    "patch": {"data": {"marked": "yes"}}}],
+  "search": {"horizon": "1m"},
+  "oracles": [{"name": "library", "type": "cel", "scope": "always", "expr": %q}]
+}`
+
+// sizes is the ConfigMap's data in an expression.
+const sizes = `object('v1', 'ConfigMap', 'default', 'sizes').data`
+
+// TestCELKubernetesLibraries: scenario expressions have Kubernetes' CEL
+// libraries (k8s.io/apiserver/pkg/cel/library in the base environment kube
+// builds): a quantity comparison, a list sum, a regex find and a semver
+// comparison, each true in an "always" oracle (which holds) and a `when`
+// trigger (whose action fires), and false in both (the oracle fails, the
+// action never fires, which is an error); a library function misused is
+// refused when the scenario is read, with an error naming the function.
+func TestCELKubernetesLibraries(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		holds, fails string // an expression that is true in every state, one that is false
+	}{
+		{"quantity", `quantity(` + sizes + `.request).isLessThan(quantity(` + sizes + `.limit))`,
+			`quantity(` + sizes + `.request).compareTo(quantity('1')) < 0`},
+		{"list sum", sizes + `.counts.split(',').map(c, int(c)).sum() == 12`,
+			sizes + `.counts.split(',').map(c, int(c)).sum() > 12`},
+		{"regex find", sizes + `.image.find('v[0-9]+\\.[0-9]+\\.[0-9]+$') == 'v1.2.3'`,
+			sizes + `.image.find('sha256:[0-9a-f]+') != ''`},
+		{"semver", `semver(` + sizes + `.version.substring(1)).isGreaterThan(semver('1.30.0'))`,
+			`semver(` + sizes + `.version.substring(1)).major() > 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, v := range []struct {
+				expr string
+				true bool
+			}{{tc.holds, true}, {tc.fails, false}} {
+				scn, err := scenario.Decode("kubecel.json", fmt.Appendf(nil, kubeCELScenario, v.expr, v.expr), ".")
+				if err != nil {
+					t.Fatalf("%s: %v", v.expr, err)
+				}
+				enginetest.Bubble(t, 1, func(t *testing.T) {
+					out, err := engine.Run(t.Context(), scn, sampleProject(t), engine.Options{Label: tc.name})
+					if !v.true {
+						// The action never fires: an error naming it.
+						if err == nil || !strings.Contains(err.Error(), "action mark") || !strings.Contains(err.Error(), "never fired") {
+							t.Fatalf("%s: err %v, want the action's trigger never firing", v.expr, err)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatalf("%s: %v", v.expr, err)
+					}
+					r := out.Runs[0]
+					for _, vd := range r.Verdicts {
+						if vd.Oracle == "library" && (!vd.Holds || vd.Err != "") {
+							t.Errorf("%s: oracle %s, want it to hold", v.expr, vd)
+						}
+					}
+					tr, err := trace.Read(strings.NewReader(string(r.Trace)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					fired := false
+					for _, a := range tr.Actions {
+						fired = fired || a.Name == "mark"
+					}
+					if !fired {
+						t.Errorf("%s: the action did not fire", v.expr)
+					}
+				})
+			}
+			// The false expression as an "always" oracle alone fails.
+			scn, err := scenario.Decode("kubecel.json", fmt.Appendf(nil, kubeCELScenario, tc.holds, tc.fails), ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			enginetest.Bubble(t, 1, func(t *testing.T) {
+				out, err := engine.Run(t.Context(), scn, sampleProject(t), engine.Options{Label: tc.name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, vd := range out.Runs[0].Verdicts {
+					if vd.Oracle == "library" && (vd.Holds || vd.Err != "") {
+						t.Errorf("%s: oracle %s, want it to fail (not an error)", tc.fails, vd)
+					}
+				}
+			})
+		})
+	}
+	// load reads a scenario as make reproduce does (engine.LoadScenario:
+	// decoded, then validated against the project, CEL compiled).
+	load := func(t *testing.T, text string) (*scenario.Scenario, error) {
+		path := filepath.Join(t.TempDir(), "kubecel.json")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return engine.LoadScenario(path, sampleProject(t))
+	}
+	t.Run("misused", func(t *testing.T) {
+		for _, tc := range []struct{ expr, want string }{
+			{`quantity(1) == quantity('1')`, "quantity"},
+			{`[1, 2].sum('x') == 3`, "sum"},
+			{`semver('1.2.3').isLessThan('1.2.4')`, "isLessThan"},
+			{`'abc'.find(1) == ''`, "find"},
+		} {
+			_, err := load(t, fmt.Sprintf(kubeCELScenario, "true", tc.expr))
+			if err == nil || !strings.Contains(err.Error(), "kubecel.json") || !strings.Contains(err.Error(), "oracles[0]") ||
+				!strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: err %v, want one naming the file, the field and %q", tc.expr, err, tc.want)
+			}
+			_, err = load(t, fmt.Sprintf(kubeCELScenario, tc.expr, "true"))
+			if err == nil || !strings.Contains(err.Error(), "actions[0]") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s as a trigger: err %v, want one naming the field and %q", tc.expr, err, tc.want)
+			}
+		}
+	})
+}
