@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -63,6 +64,18 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 				return nil, nil, errf("reconcileDuration."+name, "%v", err)
 			}
 			c.ReconcileDuration = explore.ReconcileDuration{Min: lo, Max: hi}
+		}
+		if g, ok := scn.FeatureGates[name]; ok {
+			known := map[string]bool{}
+			for _, k := range c.KnownGates {
+				known[k.Name] = true
+			}
+			for gate := range g {
+				if !known[gate] {
+					return nil, nil, errf("featureGates."+name+"."+gate, "project %s's %s takes no feature gate %q", p.Name, name, gate)
+				}
+			}
+			c.Gates = maps.Clone(g)
 		}
 		cfg.Controllers = append(cfg.Controllers, c)
 	}

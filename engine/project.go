@@ -51,8 +51,12 @@ type Project struct {
 // serves (the API server's built-in kinds and the CRDs Install adds).
 func (p *Project) Known() (scenario.Known, error) {
 	k := scenario.Known{Project: p.Name, Defines: p.Defines}
+	k.Gates = map[string][]string{}
 	for _, c := range p.controllers() {
 		k.Controllers = append(k.Controllers, c.Name)
+		for _, g := range c.KnownGates {
+			k.Gates[c.Name] = append(k.Gates[c.Name], g.Name)
+		}
 	}
 	kinds, err := p.servedKinds()
 	if err != nil {

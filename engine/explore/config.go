@@ -40,6 +40,33 @@ type Controller struct {
 	// them from every context and panic without them). It runs at each
 	// start of the process; nil: the context as the engine makes it.
 	BaseContext func(context.Context) context.Context
+	// KnownGates are the feature gates the process's main takes (its
+	// --feature-gates or equivalent flags), in upstream's order with the
+	// defaults at the pinned release, read from upstream where it lists
+	// them; nil: the harness passes none, and a scenario that sets one for
+	// the process is refused.
+	KnownGates []Gate
+	// Gates are the scenario's settings for the process (featureGates.<name>);
+	// the engine gives them to the process through its context (GatesFrom)
+	// before BaseContext runs, at every start, and the harness passes them
+	// as upstream's main parses them. nil: upstream's defaults.
+	Gates map[string]bool
+}
+
+// Gate is a feature gate a process's main takes and its default.
+type Gate struct {
+	Name    string
+	Default bool
+}
+
+type gatesKey struct{}
+
+// GatesFrom returns the feature gates the scenario sets for the process
+// whose context ctx is (nil: none set; the harness passes upstream's
+// defaults).
+func GatesFrom(ctx context.Context) map[string]bool {
+	g, _ := ctx.Value(gatesKey{}).(map[string]bool)
+	return g
 }
 
 // ReconcileDuration is how long a Reconcile takes: Min when Max is not

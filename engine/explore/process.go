@@ -8,6 +8,7 @@ package explore
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"testing/synctest"
@@ -53,6 +54,9 @@ func (w *world) startProcess(p *proc) error {
 		p.mgr.Cache().CloseWatches()
 	}
 	p.ctx, p.cancel = context.WithCancel(w.ctx)
+	if p.spec.Gates != nil {
+		p.ctx = context.WithValue(p.ctx, gatesKey{}, maps.Clone(p.spec.Gates))
+	}
 	if p.spec.BaseContext != nil {
 		p.ctx = p.spec.BaseContext(p.ctx)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -249,6 +250,14 @@ func (w *world) boot() error {
 				h.ReconcileDurations = map[string]string{}
 			}
 			h.ReconcileDurations[c.Name] = c.ReconcileDuration.String()
+		}
+	}
+	for _, c := range w.cfg.Controllers {
+		if len(c.Gates) > 0 {
+			if h.FeatureGates == nil {
+				h.FeatureGates = map[string]map[string]bool{}
+			}
+			h.FeatureGates[c.Name] = maps.Clone(c.Gates)
 		}
 	}
 	if fl := w.cfg.FirstList; fl.Release != "" {

@@ -95,6 +95,11 @@
 // WatchList gate: 1.32, 1.34 and later), elsewhere a LIST at
 // resourceVersion=0 that a lagging view makes stale. reconcileDuration
 // gives a controller's reconciles virtual time ("100ms", "50ms..200ms").
+// featureGates sets upstream feature gates per process
+// ({"karpenter": {"NodeRepair": true}}), among those its harness declares
+// (explore.Controller.KnownGates, upstream's list); the process reads them
+// from its context (explore.GatesFrom) and its harness passes them as
+// upstream's main parses them.
 // A crash of a process whose harness declares leader election names its
 // successor ("restarted", the default, or "standby") and may be graceful
 // (the lease is released where upstream releases it); atWriteOf places a

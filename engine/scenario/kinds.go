@@ -27,6 +27,10 @@ type Known struct {
 	// by the scenario's objects and by the objects its actions create or
 	// update may be named wherever a served kind may. nil: CRDs only.
 	Defines func(obj map[string]any) []schema.GroupVersionKind
+	// Gates lists, per controller (process) that takes feature gates, the
+	// gates upstream knows, in its order; a controller absent takes none.
+	// nil: gates are not checked.
+	Gates map[string][]string
 }
 
 var kindRE = regexp.MustCompile(`^(?:([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)/)?([a-z0-9]+)/([A-Z][A-Za-z0-9]*)$`)

@@ -54,6 +54,12 @@ type Scenario struct {
 	// reconcile from the run's seed; "0s" for none. Absent: the
 	// harness's default (explore.ReconcileDuration).
 	ReconcileDuration map[string]string `json:"reconcileDuration,omitempty"`
+	// FeatureGates sets, per controller of the scenario (a process name),
+	// upstream feature gates by name: {"karpenter": {"NodeRepair": true}}.
+	// The harness passes them as upstream's main parses them (its
+	// --feature-gates flag or equivalent); the gates a process takes and
+	// their defaults are upstream's (Known.Gates). Absent: the defaults.
+	FeatureGates map[string]map[string]bool `json:"featureGates,omitempty"`
 
 	file    string         // the file named in errors
 	baseDir string         // the directory relative paths start from

@@ -112,6 +112,26 @@ func (v *validator) top() {
 			v.add(f, err.Error())
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(s.FeatureGates)) {
+		f := "featureGates." + name
+		if !slices.Contains(s.Controllers, name) {
+			v.add(f, fmt.Sprintf("%q is not among the scenario's controllers (%s)", name, strings.Join(s.Controllers, ", ")))
+			continue
+		}
+		if v.known.Gates == nil {
+			continue
+		}
+		known, ok := v.known.Gates[name]
+		if !ok {
+			v.add(f, fmt.Sprintf("the harness passes %s no feature gates (its main takes none the engine models)", name))
+			continue
+		}
+		for _, g := range slices.Sorted(maps.Keys(s.FeatureGates[name])) {
+			if !slices.Contains(known, g) {
+				v.add(f+"."+g, fmt.Sprintf("unknown feature gate %q for %s; upstream's gates are %s", g, name, strings.Join(known, ", ")))
+			}
+		}
+	}
 	if s.Server != nil {
 		if _, err := serverversion.Parse(s.Server.Version); err != nil {
 			v.add("server.version", err.Error())

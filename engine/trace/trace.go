@@ -40,6 +40,9 @@ type Header struct {
 	// ReconcileDurations gives each process whose reconciles take time
 	// its duration ("100ms", or "50ms..200ms" drawn per reconcile).
 	ReconcileDurations map[string]string `json:"reconcileDurations,omitempty"`
+	// FeatureGates gives each process whose feature gates the scenario
+	// sets those settings (the rest are upstream's defaults).
+	FeatureGates map[string]map[string]bool `json:"featureGates,omitempty"`
 }
 
 // Choice records a scheduling decision: the runnable options and the one taken.

@@ -10,9 +10,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/Pallinder/go-randomdata"
@@ -93,9 +96,13 @@ func Project() (*ctrlbugs.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts, err := operatorOptions()
+	opts, err := operatorOptions(nil)
 	if err != nil {
 		return nil, err
+	}
+	var gates []explore.Gate
+	for _, g := range options.KarpenterFeatureGates {
+		gates = append(gates, explore.Gate{Name: g.Name, Default: g.Default})
 	}
 	install := func(srv *apiserver.Server) error {
 		for _, c := range crds {
@@ -132,7 +139,10 @@ func Project() (*ctrlbugs.Project, error) {
 			{
 				Name:        ProcessKarpenter,
 				Setup:       SetupKarpenter,
-				BaseContext: opts.toContext,
+				BaseContext: opts.baseContext,
+				// options.go:154 KarpenterFeatureGates, passed as
+				// --feature-gates (options.go:237, ParseFeatureGates).
+				KnownGates: gates,
 				// operator.go:187-194: LeaderElection on unless
 				// --disable-leader-election (false by default,
 				// options.go:222), a Lease lock, released on cancel;
@@ -174,8 +184,10 @@ var optionEnv = []string{
 // (pkg/operator/injection/injection.go:33-45: AddFlags, then Parse, of
 // each injectable), into fresh values rather than upstream's global
 // Injectables, with the flags the harness gives instead of os.Args: the
-// kwok provider's instance types file, every other flag at its default.
-func operatorOptions() (*operatorOpts, error) {
+// kwok provider's instance types file, the scenario's feature gates as
+// --feature-gates=Name=bool,... (sorted by name; upstream merges them over
+// its defaults, ParseFeatureGates), every other flag at its default.
+func operatorOptions(gates map[string]bool) (*operatorOpts, error) {
 	for _, e := range optionEnv {
 		if v, ok := os.LookupEnv(e); ok {
 			return nil, fmt.Errorf("karpenter harness: environment variable %s=%q is set: Karpenter's options read their defaults from it (pkg/operator/options/options.go:214-239); unset it", e, v)
@@ -193,6 +205,13 @@ func operatorOptions() (*operatorOpts, error) {
 	o.karpenter.AddFlags(fs)
 	o.kwok.AddFlags(fs)
 	args := []string{"--instance-types-file-path=" + path}
+	if len(gates) > 0 {
+		var set []string
+		for _, g := range slices.Sorted(maps.Keys(gates)) {
+			set = append(set, fmt.Sprintf("%s=%t", g, gates[g]))
+		}
+		args = append(args, "--feature-gates="+strings.Join(set, ","))
+	}
 	if err := o.karpenter.Parse(fs, args...); err != nil {
 		return nil, fmt.Errorf("karpenter harness: options: %w", err)
 	}
@@ -200,6 +219,25 @@ func operatorOptions() (*operatorOpts, error) {
 		return nil, fmt.Errorf("karpenter harness: kwok options: %w", err)
 	}
 	return o, nil
+}
+
+// optionsErrKey carries, in a process's context, why its options could
+// not be parsed (SetupKarpenter returns it).
+type optionsErrKey struct{}
+
+// baseContext is the process's BaseContext: the options parsed with the
+// scenario's feature gates for the process (explore.GatesFrom), o's when
+// it sets none.
+func (o *operatorOpts) baseContext(ctx context.Context) context.Context {
+	gates := explore.GatesFrom(ctx)
+	if len(gates) == 0 {
+		return o.toContext(ctx)
+	}
+	withGates, err := operatorOptions(gates)
+	if err != nil {
+		return context.WithValue(ctx, optionsErrKey{}, err)
+	}
+	return withGates.toContext(ctx)
 }
 
 // toContext puts the options in ctx as the operator's manager BaseContext
@@ -235,6 +273,9 @@ func SetupKarpenter(ctx context.Context, mgr *ctrlsim.Manager) error {
 	// global source, which the engine seeds per run (enginetest.Bubble).
 	randomdata.CustomRand(rand.New(rand.NewSource(rand.Int63()))) //nolint:gosec // names, not secrets
 	resetProcessState()
+	if err, ok := ctx.Value(optionsErrKey{}).(error); ok {
+		return err
+	}
 	if options.FromContext(ctx) == nil || kwokoptions.FromContext(ctx) == nil {
 		return errors.New("karpenter harness: the process context has no options (BaseContext not applied)")
 	}
