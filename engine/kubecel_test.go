@@ -47,7 +47,7 @@ const sizes = `object('v1', 'ConfigMap', 'default', 'sizes').data`
 // refused when the scenario is read, with an error naming the function.
 func TestCELKubernetesLibraries(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
+		name         string
 		holds, fails string // an expression that is true in every state, one that is false
 	}{
 		{"quantity", `quantity(` + sizes + `.request).isLessThan(quantity(` + sizes + `.limit))`,
