@@ -119,7 +119,10 @@ func (o *Outcome) FirstFailing() *RunOutcome {
 }
 
 // Run executes a scenario against a project inside the caller's synctest
-// bubble.
+// bubble. When the runs were made but an action never fired or a
+// perturbation never applied in any of them (the scenario's fault, an
+// error naming the field), the outcome is returned with the error, so that
+// the runs' traces can show why (make explore keeps the first).
 func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) (*Outcome, error) {
 	if err := validate(scn, p); err != nil {
 		return nil, err
@@ -234,7 +237,7 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 		return out, nil
 	}
 	if err := checkApplied(scn, cfg, out); err != nil {
-		return nil, err
+		return out, err
 	}
 	if len(out.Runs) > 1 && hasOracle(scn, oracle.TypeDivergence) {
 		finals := map[string]oracle.FinalState{}

@@ -77,6 +77,11 @@ func TestWhenCELErrorVisible(t *testing.T) {
 								t.Fatalf("err %v, want one containing %q (naming the trigger and its CEL error)", err, want)
 							}
 						}
+						// The runs are kept with the error: their traces
+						// show why (make explore writes the first).
+						if out == nil || len(out.Runs) == 0 || len(out.Runs[0].Trace) == 0 {
+							t.Errorf("outcome %v with the error, want the runs and their traces", out)
+						}
 						return
 					}
 					if err != nil {

@@ -436,6 +436,18 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 		out, err := engine.Run(t.Context(), scn, p, opts)
 		if err != nil {
 			fmt.Printf("explore: %v\n", err)
+			if out != nil && len(out.Runs) > 0 {
+				// An action that never fired (or a perturbation never
+				// applied): the first run's trace shows what happened
+				// instead.
+				r := out.Runs[0]
+				if err := os.MkdirAll(outDir, 0o755); err == nil {
+					file := filepath.Join(outDir, scn.Name+"-"+sanitize(r.Label)+".trace.jsonl")
+					if err := os.WriteFile(file, r.Trace, 0o644); err == nil {
+						fmt.Printf("explore: its first run %q: trace written to %s (make render TRACE=%s)\n", r.Label, rel(root, file), rel(root, file))
+					}
+				}
+			}
 			t.Fatal(err)
 		}
 		failing, unjudged, erring := 0, 0, 0
