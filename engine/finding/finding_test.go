@@ -172,4 +172,12 @@ func TestIndex(t *testing.T) {
 			t.Errorf("index lacks %q:\n%s", want, idx)
 		}
 	}
+	// A long title is cut at a word in the table, with an ellipsis.
+	long := strings.Repeat("word ", 60)
+	write(t, root, "p-f1.md", strings.Replace(good, "title: t", "title: "+long, 1))
+	fs, _ = finding.LoadAll(root)
+	idx = finding.Index(fs)
+	if strings.Contains(idx, long) || !strings.Contains(idx, "| word word") || !strings.Contains(idx, "word… |") {
+		t.Errorf("a 300-character title is not cut in the table:\n%s", idx)
+	}
 }

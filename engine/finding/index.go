@@ -25,7 +25,7 @@ func Index(fs []*Finding) string {
 			status += " (" + f.FixedIn + ")"
 		}
 		fmt.Fprintf(&b, "| [%s](findings/%s/%s.md) | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			f.ID, f.Project, f.ID, cell(f.Title), cell(f.Class), cell(strings.Join(f.Perturbations, ", ")), f.Severity, status,
+			f.ID, f.Project, f.ID, cell(short(f.Title, titleCells)), cell(f.Class), cell(strings.Join(f.Perturbations, ", ")), f.Severity, status,
 			cell(f.UpstreamReport), cell(f.Upstream), cell(perRelease(f)))
 		if i+1 == len(fs) || fs[i+1].Project != project {
 			conditions(&b, fs, project)
@@ -35,6 +35,25 @@ func Index(fs []*Finding) string {
 		b.WriteString("\nNo findings yet.\n")
 	}
 	return b.String()
+}
+
+// titleCells bounds a title in the index's tables, so that a table stays
+// readable: a longer title is cut at a word before it, marked with an
+// ellipsis (the write-up has it whole).
+const titleCells = 160
+
+// short cuts s to at most n characters (runes) at a word boundary, with
+// "…" when it cut.
+func short(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := string(r[:n-1])
+	if i := strings.LastIndex(cut, " "); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:(") + "…"
 }
 
 // conditions renders, below a project's table, each of its findings'
