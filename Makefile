@@ -150,7 +150,7 @@ verify:
 # around every action, note and first failure (what make reproduce prints),
 # MERMAID=1 a Mermaid sequence diagram (from FROM).
 render:
-	@test -n "$(TRACE)" -a -f "$(TRACE)" || { echo "usage: make render TRACE=findings/<project>/<id>.trace.jsonl [FROM=n] [TO=m] [STORY=n] [MERMAID=1] (file '$(TRACE)' not found)" >&2; exit 2; }
+	@test -n "$(TRACE)" -a -f "$(TRACE)" || { echo "usage: make render TRACE=findings/<project>/<id>.trace.jsonl [FROM=n] [TO=m] [STORY=n] [MERMAID=1] (MERMAID=1 STORY=n: the story as a diagram) (file '$(TRACE)' not found)" >&2; exit 2; }
 	@cd engine && go run ./cmd/trace-render $(if $(MERMAID),-mermaid) $(if $(FROM),-from $(FROM)) $(if $(TO),-to $(TO)) $(if $(STORY),-story $(STORY)) $(abspath $(TRACE))
 
 # Judges a stored trace again, offline, from the records it keeps.

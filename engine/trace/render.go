@@ -93,6 +93,13 @@ func Story(t *Trace, context int) string {
 	if len(t.Steps) <= 4*context+8 {
 		return Timeline(t, 0)
 	}
+	keep := storyKeep(t, context)
+	return timeline(t, func(_, step int) bool { return keep[step] }, nil, false)
+}
+
+// storyKeep is the steps Story shows: context steps on each side of each
+// anchor (actions, notes, first failures, the first and the last step).
+func storyKeep(t *Trace, context int) map[int]bool {
 	anchors := []int{1, len(t.Steps)}
 	if len(t.Steps) > 0 {
 		anchors[1] = t.Steps[len(t.Steps)-1].Step
@@ -121,7 +128,7 @@ func Story(t *Trace, context int) string {
 			keep[s] = true
 		}
 	}
-	return timeline(t, func(_, step int) bool { return keep[step] }, nil, false)
+	return keep
 }
 
 // FirstFailure returns the earliest step a failing oracle points at: the
@@ -324,7 +331,23 @@ func Mermaid(t *Trace, maxSteps int) string { return MermaidFrom(t, 1, maxSteps)
 // MermaidFrom is Mermaid starting at step from (earlier steps, and the
 // actions and notes before it, are left out): a write-up can draw the part
 // of a long run its account is about.
-func MermaidFrom(t *Trace, from, maxSteps int) string {
+func MermaidFrom(t *Trace, from, maxSteps int) string { return mermaid(t, from, maxSteps, nil) }
+
+// MermaidStory is the diagram of Story: every user action and note, and the
+// steps around each of them, around each step an oracle first fails at and
+// around the first and the last, context on each side; each stretch left
+// out is one note with its step range. A long run's write-up draws it
+// before (or instead of) the whole run's diagram.
+func MermaidStory(t *Trace, context int) string {
+	if len(t.Steps) <= 4*context+8 {
+		return Mermaid(t, 0)
+	}
+	return mermaid(t, 1, 0, storyKeep(t, context))
+}
+
+// mermaid renders the diagram from step from (at most maxSteps steps; with
+// keep, only the steps it keeps, each stretch left out summarised).
+func mermaid(t *Trace, from, maxSteps int, keep map[int]bool) string {
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n")
 	b.WriteString("    participant user\n")
@@ -336,12 +359,17 @@ func MermaidFrom(t *Trace, from, maxSteps int) string {
 		fmt.Fprintf(&b, "    Note over user,api: perturbations: %s\n", esc(strings.Join(t.Header.Perturbations, "; ")))
 	}
 	shown := 0
+	skipFrom, skipTo := 0, 0 // a stretch of steps keep leaves out, not yet summarised
 	marks := writeMarks(t)
 	for _, line := range t.Lines {
 		switch r := line.(type) {
 		case Action:
 			if r.Step < from-1 {
 				continue
+			}
+			if skipFrom > 0 {
+				fmt.Fprintf(&b, "    Note over api: steps %d-%d left out\n", skipFrom, skipTo)
+				skipFrom = 0
 			}
 			fmt.Fprintf(&b, "    user->>api: t=%s %s %s\n", r.T, esc(r.Op), esc(r.Key))
 			switch {
@@ -359,10 +387,27 @@ func MermaidFrom(t *Trace, from, maxSteps int) string {
 			if r.Step < from-1 {
 				continue
 			}
+			if skipFrom > 0 {
+				fmt.Fprintf(&b, "    Note over api: steps %d-%d left out\n", skipFrom, skipTo)
+				skipFrom = 0
+			}
 			fmt.Fprintf(&b, "    Note over user,api: t=%s %s\n", r.T, esc(r.Text))
 		case Step:
 			if r.Step < from {
 				continue
+			}
+			if keep != nil {
+				if !keep[r.Step] {
+					if skipFrom == 0 {
+						skipFrom = r.Step
+					}
+					skipTo = r.Step
+					continue
+				}
+				if skipFrom > 0 {
+					fmt.Fprintf(&b, "    Note over api: steps %d-%d left out\n", skipFrom, skipTo)
+					skipFrom = 0
+				}
 			}
 			if from > 1 && shown == 0 {
 				fmt.Fprintf(&b, "    Note over api: steps 1-%d left out\n", from-1)
@@ -421,6 +466,9 @@ func MermaidFrom(t *Trace, from, maxSteps int) string {
 		if maxSteps > 0 && shown > maxSteps {
 			break
 		}
+	}
+	if skipFrom > 0 {
+		fmt.Fprintf(&b, "    Note over api: steps %d-%d left out\n", skipFrom, skipTo)
 	}
 	if f := t.Final; f != nil {
 		fmt.Fprintf(&b, "    Note over user,api: end: %s after %d steps, t=%s\n", esc(f.Stop), f.Steps, f.T)

@@ -49,6 +49,22 @@ func TestReproduceShowsFailure(t *testing.T) {
 			if before != nil && !strings.Contains(story, "user action "+before.Name+":") {
 				t.Errorf("the story does not show user action %s (after step %d), the last before the failure at step %d", before.Name, before.Step, fail)
 			}
+			// The same story as a diagram (make render MERMAID=1 STORY=3):
+			// the failing step, the action before it and the verdict, in no
+			// more lines than the whole run's diagram.
+			m := trace.MermaidStory(tr, 3)
+			if fail > 0 && !strings.Contains(m, fmt.Sprintf(": step %d t=", fail)) {
+				t.Errorf("the story diagram does not show step %d, where the oracle first fails", fail)
+			}
+			if before != nil && !strings.Contains(m, "user->>api: t="+before.T+" ") {
+				t.Errorf("the story diagram does not show user action %s", before.Name)
+			}
+			if !strings.Contains(m, "oracle "+f.Oracle+": FAILS") {
+				t.Errorf("the story diagram does not show oracle %s failing", f.Oracle)
+			}
+			if full := trace.Mermaid(tr, 0); strings.Count(m, "\n") > strings.Count(full, "\n") {
+				t.Errorf("the story diagram (%d lines) is longer than the whole run's (%d)", strings.Count(m, "\n"), strings.Count(full, "\n"))
+			}
 		})
 	}
 	if n == 0 {
