@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,12 @@ type Controller struct {
 	Setup func(ctx context.Context, mgr *ctrlsim.Manager) error
 	// Manager options (uncached kinds, logger).
 	Manager ctrlsim.ManagerOptions
+	// ManagerFor, when set, gives the manager options at each start of the
+	// process instead of Manager, from its context (BaseContext applied;
+	// its feature gates: GatesFrom), for a main whose options depend on a
+	// gate (source-controller caches Secrets and ConfigMaps only with
+	// CacheSecretsAndConfigMaps).
+	ManagerFor func(ctx context.Context) ctrlsim.ManagerOptions
 	// LeaderElection is how the process's main elects a leader as its
 	// production install runs it; nil: it runs without (a restart leads at
 	// once).
@@ -60,6 +67,12 @@ type Gate struct {
 }
 
 type gatesKey struct{}
+
+// WithGates returns ctx carrying gates for GatesFrom (as the engine gives
+// a process its scenario's gates; for harness tests).
+func WithGates(ctx context.Context, gates map[string]bool) context.Context {
+	return context.WithValue(ctx, gatesKey{}, maps.Clone(gates))
+}
 
 // GatesFrom returns the feature gates the scenario sets for the process
 // whose context ctx is (nil: none set; the harness passes upstream's

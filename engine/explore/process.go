@@ -8,7 +8,6 @@ package explore
 import (
 	"context"
 	"fmt"
-	"maps"
 	"runtime/debug"
 	"slices"
 	"testing/synctest"
@@ -55,13 +54,16 @@ func (w *world) startProcess(p *proc) error {
 	}
 	p.ctx, p.cancel = context.WithCancel(w.ctx)
 	if p.spec.Gates != nil {
-		p.ctx = context.WithValue(p.ctx, gatesKey{}, maps.Clone(p.spec.Gates))
+		p.ctx = WithGates(p.ctx, p.spec.Gates)
 	}
 	if p.spec.BaseContext != nil {
 		p.ctx = p.spec.BaseContext(p.ctx)
 	}
 	p.runStarted = nil
 	opts := p.spec.Manager
+	if p.spec.ManagerFor != nil {
+		opts = p.spec.ManagerFor(p.ctx)
+	}
 	electAt := time.Time{}
 	if restart && p.spec.LeaderElection != nil {
 		// From the predecessor's term (electedAt): before it is reset.

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/cluster-api/core/reconcilers/machinehealthcheck"
 	"sigs.k8s.io/cluster-api/core/reconcilers/machineset"
 	"sigs.k8s.io/cluster-api/core/setup"
+	"sigs.k8s.io/cluster-api/feature"
 	"sigs.k8s.io/cluster-api/util/index"
 	"sigs.k8s.io/cluster-api/util/test/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/featuregates"
 )
 
 // UpstreamModule is the upstream module this harness pins.
@@ -140,6 +142,9 @@ func Project() (*ctrlbugs.Project, error) {
 			{
 				Name:  ProcessCore,
 				Setup: Setup,
+				// --feature-gates (core/main.go: feature.MutableGates.AddFlag),
+				// upstream's gates and defaults (feature/feature.go).
+				KnownGates: featuregates.Known(feature.MutableGates),
 				// setup.ManagerClientOptions (core/setup/setup.go:74-87): the
 				// manager's client reads ConfigMaps and Secrets live and
 				// caches unstructured objects; setup.ManagerCacheOptions
@@ -202,6 +207,17 @@ func install(srv *apiserver.Server, moduleDir string) error {
 
 func concurrency(c int) controller.Options { return controller.Options{MaxConcurrentReconciles: c} }
 
+// unhonouredGates are the gates whose effect is in main's wiring that the
+// harness does not do (core/main.go at v1.14.2), or in a provider it stubs:
+// a scenario may not set them off their defaults.
+var unhonouredGates = map[string]string{
+	"ClusterTopology":                "main wires the ClusterClass and topology reconcilers and webhooks (core/main.go:337, 471, 556); the harness does not",
+	"RuntimeSDK":                     "main wires the ExtensionConfig reconciler and the runtime client (core/main.go:474, 497, 600); the harness does not",
+	"MachinePool":                    "main wires the MachinePool reconciler (core/main.go:477, 702); the harness does not, whatever the gate",
+	"PriorityQueue":                  "main passes it as the manager's UsePriorityQueue (core/main.go:371); the engine's queue does not model it",
+	"KubeadmBootstrapFormatIgnition": "the kubeadm bootstrap provider is a stub in the harness",
+}
+
 // Setup does what core/main.go's main, setupIndexes and setupReconcilers
 // do (core/main.go:395-697 at v1.14.2) for the Cluster, Machine,
 // MachineSet, MachineDeployment and MachineHealthCheck reconcilers, with
@@ -215,6 +231,10 @@ func concurrency(c int) controller.Options { return controller.Options{MaxConcur
 //     ExtensionConfig are off by default (ClusterTopology, RuntimeSDK);
 //   - webhooks are not served (the engine's API server runs no admission).
 func Setup(ctx context.Context, mgr *ctrlsim.Manager) error {
+	// --feature-gates, as main parses it before anything reads the gates.
+	if err := featuregates.Apply(ctx, feature.MutableGates, "capi harness ("+ProcessCore+")", unhonouredGates); err != nil {
+		return err
+	}
 	// setupIndexes (core/main.go:436-441).
 	if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
 		return fmt.Errorf("indexes: %w", err)

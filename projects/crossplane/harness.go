@@ -16,7 +16,6 @@ import (
 	apiextensionscontroller "github.com/crossplane/crossplane/v2/internal/controller/apiextensions/controller"
 	"github.com/crossplane/crossplane/v2/internal/controller/apiextensions/revision"
 	"github.com/crossplane/crossplane/v2/internal/engine"
-	"github.com/crossplane/crossplane/v2/internal/features"
 	"github.com/crossplane/crossplane/v2/internal/xfn"
 	admv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -109,6 +108,8 @@ func Project() (*ctrlbugs.Project, error) {
 		Controllers: []explore.Controller{{
 			Name:  ProcessName,
 			Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error { return Setup(ctx, mgr, Functions()) },
+			// `crossplane core start`'s --enable-* flags (gates.go).
+			KnownGates: knownGates(),
 			// Upstream's manager client does not cache Secrets
 			// (core.go:214-219, Client.Cache.DisableFor).
 			Manager: ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.Secret{}}},
@@ -148,8 +149,12 @@ func Setup(ctx context.Context, mgr *ctrlsim.Manager, fns FunctionRunner) error 
 		PollInterval:            defaultPollInterval,
 		Features:                &feature.Flags{},
 	}
-	// --enable-realtime-compositions defaults to true (core.go:148, 316-319).
-	o.Features.Enable(features.EnableBetaRealtimeCompositions)
+	// The --enable-* flags at their defaults (core.go:133-149, 296-358) or
+	// as the scenario sets them (gates.go): realtime compositions on, and
+	// the other beta features, which no controller the harness wires reads.
+	if err := setFeatures(ctx, o.Features); err != nil {
+		return err
+	}
 
 	// core.go:387-431: the engine's informers, a cached client reading
 	// them (unstructured included, Secrets not) and an uncached client.

@@ -14,10 +14,12 @@ require (
 	github.com/ctrlbugs/corpus/engine v0.0.0-00010101000000-000000000000
 	github.com/fluxcd/pkg/apis/meta v1.30.1
 	github.com/fluxcd/pkg/artifact v0.18.1
+	github.com/fluxcd/pkg/auth v0.54.1
 	github.com/fluxcd/pkg/runtime v0.110.1
 	github.com/fluxcd/source-controller v1.9.3
 	github.com/fluxcd/source-controller/api v1.9.3
 	github.com/minio/minio-go/v7 v7.2.0
+	github.com/spf13/pflag v1.0.10
 	k8s.io/api v0.36.4
 	k8s.io/apimachinery v0.36.4
 	k8s.io/client-go v0.36.4
@@ -127,7 +129,6 @@ require (
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/fluxcd/pkg/apis/acl v0.10.0 // indirect
 	github.com/fluxcd/pkg/apis/event v0.27.1 // indirect
-	github.com/fluxcd/pkg/auth v0.54.1 // indirect
 	github.com/fluxcd/pkg/cache v0.14.0 // indirect
 	github.com/fluxcd/pkg/git v0.52.0 // indirect
 	github.com/fluxcd/pkg/http/transport v0.8.0 // indirect
@@ -273,7 +274,6 @@ require (
 	github.com/spf13/afero v1.15.0 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
-	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/spf13/viper v1.21.0 // indirect
 	github.com/spiffe/go-spiffe/v2 v2.6.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect

@@ -10,10 +10,8 @@ import (
 	helper "github.com/fluxcd/pkg/runtime/controller"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/fluxcd/source-controller/internal/controller"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
@@ -70,8 +68,10 @@ func Project() (*engine.Project, error) {
 			Name:  "bucket",
 			Setup: setupBucket,
 			// Upstream main disables the cache for Secrets and ConfigMaps
-			// (main.go, Client.Cache.DisableFor) unless a feature gate is on.
-			Manager: ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}},
+			// (main.go, Client.Cache.DisableFor) unless a feature gate is on
+			// (gates.go).
+			ManagerFor: managerFor,
+			KnownGates: knownGates(),
 			// --enable-leader-election (fluxcd/pkg/runtime v0.110.1
 			// leaderelection.Options: off by default, lease 35 s, renew 30 s,
 			// retry 5 s, release on cancel; main.go:364-374), on in the
@@ -87,6 +87,9 @@ func Project() (*engine.Project, error) {
 // and runs upstream's SetupWithManager, which sets the patch options and the
 // event filter (GenerationChanged or ReconcileRequested).
 func setupBucket(ctx context.Context, mgr *ctrlsim.Manager) error {
+	if err := loadGates(ctx); err != nil {
+		return err
+	}
 	dir := filepath.Join(explore.RunDir(ctx), "storage")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	graphrevisionctrl "github.com/kubernetes-sigs/kro/pkg/controller/graphrevision"
 	resourcegraphdefinitionctrl "github.com/kubernetes-sigs/kro/pkg/controller/resourcegraphdefinition"
 	"github.com/kubernetes-sigs/kro/pkg/dynamiccontroller"
+	"github.com/kubernetes-sigs/kro/pkg/features"
 	"github.com/kubernetes-sigs/kro/pkg/graph"
 	"github.com/kubernetes-sigs/kro/pkg/graph/revisions"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -30,6 +31,7 @@ import (
 	ctrlbugs "github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/featuregates"
 )
 
 // UpstreamModule is the upstream module this harness pins.
@@ -102,6 +104,9 @@ func Project() (*ctrlbugs.Project, error) {
 		Controllers: []explore.Controller{{
 			Name:  ProcessName,
 			Setup: Setup,
+			// --feature-gates (cmd/controller/main.go:160, 182-186), upstream's
+			// gates and defaults (pkg/features).
+			KnownGates: featuregates.Known(features.FeatureGate),
 			// --leader-elect (off in code, cmd/controller/main.go:108; on in
 			// the Helm chart, helm/values.yaml:126) with its flag defaults,
 			// lease 15 s, renew 10 s, retry 2 s (:168-172), not released on
@@ -127,7 +132,12 @@ func Project() (*ctrlbugs.Project, error) {
 //     collectors twice; nothing reads them), health checks, pprof, the zap
 //     logger (the engine's). Leader election is the engine's, with the
 //     chart's options (Project).
-func Setup(_ context.Context, mgr *ctrlsim.Manager) error {
+func Setup(ctx context.Context, mgr *ctrlsim.Manager) error {
+	// --feature-gates, as main sets it before building anything
+	// (cmd/controller/main.go:182-186).
+	if err := featuregates.Apply(ctx, features.FeatureGate, "kro harness", nil); err != nil {
+		return err
+	}
 	set, err := kroclient.NewSet(kroclient.Config{
 		RestConfig: mgr.GetConfig(),
 		QPS:        defaultQPS,

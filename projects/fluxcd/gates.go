@@ -1,0 +1,87 @@
+package ctrlbugs
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/fluxcd/pkg/auth"
+	feathelper "github.com/fluxcd/pkg/runtime/features"
+	"github.com/fluxcd/source-controller/internal/features"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/explore"
+)
+
+// defaultGates are source-controller's feature gates and their defaults
+// (internal/features: CacheSecretsAndConfigMaps; auth.SetFeatureGates:
+// ObjectLevelWorkloadIdentity), as they stand before main loads them:
+// features.FeatureGates returns the package's own map, which loading
+// changes, so it is copied at init.
+var defaultGates = maps.Clone(features.FeatureGates())
+
+// knownGates lists them for explore.Controller.KnownGates.
+func knownGates() []explore.Gate {
+	var out []explore.Gate
+	for _, name := range slices.Sorted(maps.Keys(defaultGates)) {
+		out = append(out, explore.Gate{Name: name, Default: defaultGates[name]})
+	}
+	return out
+}
+
+// loadGates does what source-controller's main does with --feature-gates
+// (main.go:154, 167-182 at v1.9.3): the flag bound by
+// feathelper.FeatureGates.BindFlags and parsed, SupportedFeatures over
+// features.FeatureGates(), then object-level workload identity switched on
+// when its gate is (auth.EnableObjectLevelWorkloadIdentity) and the
+// configuration checked. The gates are package state of upstream, shared
+// by the runs of a test binary: the map is reset to the defaults first, and
+// the workload identity switch set either way.
+func loadGates(ctx context.Context) error {
+	m := features.FeatureGates()
+	for k, v := range defaultGates {
+		m[k] = v
+	}
+	var fg feathelper.FeatureGates
+	fs := pflag.NewFlagSet("source-controller", pflag.ContinueOnError)
+	fg.BindFlags(fs)
+	if gates := explore.GatesFrom(ctx); len(gates) > 0 {
+		var set []string
+		for _, name := range slices.Sorted(maps.Keys(gates)) {
+			set = append(set, fmt.Sprintf("%s=%t", name, gates[name]))
+		}
+		if err := fs.Parse([]string{"--feature-gates=" + strings.Join(set, ",")}); err != nil {
+			return fmt.Errorf("fluxcd harness: --feature-gates: %w", err)
+		}
+	}
+	if err := fg.SupportedFeatures(m); err != nil {
+		return fmt.Errorf("fluxcd harness: unable to load feature gates: %w", err)
+	}
+	olwi, err := features.Enabled(auth.FeatureGateObjectLevelWorkloadIdentity)
+	if err != nil {
+		return fmt.Errorf("fluxcd harness: %w", err)
+	}
+	if olwi {
+		auth.EnableObjectLevelWorkloadIdentity()
+	} else {
+		auth.DisableObjectLevelWorkloadIdentity()
+	}
+	if auth.InconsistentObjectLevelConfiguration() {
+		return fmt.Errorf("fluxcd harness: %w", auth.ErrInconsistentObjectLevelConfiguration)
+	}
+	return nil
+}
+
+// managerFor is the manager's options as main.go:355-362 makes them: the
+// cache disabled for Secrets and ConfigMaps unless CacheSecretsAndConfigMaps.
+func managerFor(ctx context.Context) ctrlsim.ManagerOptions {
+	if explore.GatesFrom(ctx)[features.CacheSecretsAndConfigMaps] {
+		return ctrlsim.ManagerOptions{}
+	}
+	return ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}
+}
