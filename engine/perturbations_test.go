@@ -114,3 +114,31 @@ func TestScenarioOfAnotherProject(t *testing.T) {
 		}
 	})
 }
+
+// TestAPIErrorNeverApplied: an apiError whose call selector matches no call
+// of its controller is an error naming the perturbation, not a run that
+// passes unperturbed; one that matches applies.
+func TestAPIErrorNeverApplied(t *testing.T) {
+	for _, tc := range []struct {
+		call    string
+		wantErr string
+	}{
+		{`{"verb": "delete", "kind": "v1/ConfigMap"}`, "perturbations[0]: apiError counter-a: 500 to its 1st delete of ConfigMap from start never applied in 1 run(s): its controller made no call"},
+		{`{"verb": "patch", "kind": "v1/ConfigMap"}`, ""},
+	} {
+		body := `"perturbations": [{"type": "apiError", "controller": "counter-a", "code": 500, "call": ` + tc.call + `}],`
+		scn, err := scenario.Decode("counter.json", []byte(sprintf(counterScenario, body)), ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		enginetest.Bubble(t, 1, func(t *testing.T) {
+			_, err := engine.Run(t.Context(), scn, sampleProject(t), engine.Options{Label: "api-error"})
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("%s: %v", tc.call, err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("%s: err %v, want %q", tc.call, err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -300,6 +300,9 @@ func checkApplied(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) err
 			if _, ok := p.(explore.Scheduler); ok {
 				why = "two of the controllers (or worker items) it covers were never ready at once while its window was open"
 			}
+			if _, ok := p.(explore.CallFault); ok {
+				why = "its controller made no call to the server that it selects (as many as its n) while its window was open"
+			}
 			if e, ok := windowTriggerError(out, i); ok {
 				why += "; " + e.String()
 			}

@@ -3,6 +3,7 @@ package ctrlsim
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,8 +81,25 @@ func (c *Client) gvk(obj runtime.Object) (schema.GroupVersionKind, error) {
 }
 
 // call runs one API call under the Env lock with hooks around it; ctx
-// names the actor making it (WithActor).
+// names the actor making it (WithActor). A call refused with an error
+// client-go's REST client retries (a 429 or 5xx with Retry-After) is made
+// again after the delay, up to client-go's limit, as that client would
+// (retry.go); each attempt is a call of its own to the hooks.
 func (c *Client) call(ctx context.Context, op *Op, fn func() error) error {
+	orig := *op
+	for attempt := 0; ; attempt++ {
+		err := c.callOnce(ctx, op, fn)
+		wait, retry := retryAfter(err)
+		if !retry || fromSeam(ctx) || attempt >= clientGoMaxRetries {
+			return err
+		}
+		time.Sleep(wait)
+		*op = orig
+	}
+}
+
+// callOnce is one attempt of call.
+func (c *Client) callOnce(ctx context.Context, op *Op, fn func() error) error {
 	if err := c.gate(ctx, op); err != nil {
 		return err
 	}

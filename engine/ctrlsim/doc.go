@@ -49,6 +49,12 @@
 //     Karpenter's Lease field selector (operator.go, ByObject on
 //     kube-node-lease) caches every Lease here; typed, unstructured and
 //     metadata informers of one kind share one position.
+//   - Restated, client-go's REST retries for the direct client (retry.go):
+//     controller-runtime's client is client-go's rest.Request underneath,
+//     which sends a call answered 429 or 5xx with Retry-After again after
+//     the delay, up to 10 times; the direct client does the same. Calls
+//     through the REST seam are client-go's own and get the Retry-After
+//     header instead (TestAPIErrorInjection tells the two paths apart).
 //   - Webhooks, metrics and health endpoints are accepted and ignored.
 //     Leader election is the explorer's (explore.LeaderElection): a
 //     manager built with ManagerOptions.AwaitElection keeps Elected open

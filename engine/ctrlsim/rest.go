@@ -120,8 +120,15 @@ func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else if data, err = json.Marshal(body); err != nil {
 		return nil, err
 	}
+	h := http.Header{"Content-Type": []string{ct}}
+	if st, ok := body.(*metav1.Status); ok && st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		// As the server's handlers do (responsewriters.ErrorNegotiated):
+		// a Status with retryAfterSeconds carries a Retry-After header,
+		// which client-go reads to retry (rest/with_retry.go checkWait).
+		h.Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
 	return &http.Response{StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:  http.Header{"Content-Type": []string{ct}},
+		Header:  h,
 		Body:    io.NopCloser(bytes.NewReader(data)),
 		Request: req, ContentLength: int64(len(data))}, nil
 }
@@ -162,7 +169,7 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		}
 	}
 	q := req.URL.Query()
-	ctx := req.Context()
+	ctx := viaSeam(req.Context())
 	obj := func() *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)

@@ -106,6 +106,11 @@ func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 	if p.crashed || h.gen != p.gen || (f != nil && f.orphan) {
 		return errCrashed
 	}
+	if err := h.callFault(op); err != nil {
+		op.Err = err
+		h.record(op, f)
+		return err
+	}
 	if !op.IsWrite() {
 		return nil
 	}
@@ -127,6 +132,29 @@ func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 		return errCrashed
 	}
 	panic(crashSignal{})
+}
+
+// callFault is the error an active CallFault answers op with (nil: none):
+// every call to the server (not a cached read) of the process is counted
+// by each CallFault in force that matches it.
+func (h *hooks) callFault(op *ctrlsim.Op) error {
+	if op.Cached {
+		return nil
+	}
+	cc := CallContext{Controller: h.p.spec.Name, Verb: op.Verb, Kind: op.GVK.GroupKind(), Sub: op.Subresource, Namespace: op.Namespace, Name: op.Name}
+	for _, a := range h.w.active {
+		cf, ok := a.p.(CallFault)
+		if !ok || !a.inForce() || !cf.MatchesCall(cc) {
+			continue
+		}
+		a.calls++
+		if err := cf.FailCall(a.calls, a.applied); err != nil {
+			a.applied++
+			h.w.note(fmt.Sprintf("%s %s %s %s answered %s (%s)", h.p.spec.Name, op.Verb, op.GVK.GroupKind().String(), keyString(op.Namespace, op.Name), errorReason(err), a.p.Describe()))
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *hooks) AfterCall(op *ctrlsim.Op) {

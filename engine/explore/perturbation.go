@@ -84,6 +84,32 @@ type WriteContext struct {
 	Count func(ref WriteRef) int
 }
 
+// CallFault answers an API call with an error instead of serving it (the
+// call does not reach the store): a 429 from API priority and fairness, a
+// 5xx, a timeout. The error goes to the caller as the server would send it;
+// a client's own retries (client-go's, for a 429 or 5xx with Retry-After)
+// and the controller's requeue do the rest.
+type CallFault interface {
+	Perturbation
+	// MatchesCall reports whether the perturbation counts c (its
+	// controller's, kind, verb, subresource).
+	MatchesCall(c CallContext) bool
+	// FailCall returns the error for the n-th matching call in the window
+	// (1-based), having failed applied calls so far; nil serves it.
+	FailCall(n, applied int) error
+}
+
+// CallContext is an API call as a CallFault sees it (cached reads are not
+// calls to the server and are not shown).
+type CallContext struct {
+	Controller string // the process making it
+	Verb       verb.Verb
+	Kind       schema.GroupKind
+	Sub        string
+	Namespace  string
+	Name       string
+}
+
 // WriteFault aborts a write: the controller's process crashes before the
 // write reaches the server and is restarted.
 type WriteFault interface {

@@ -21,6 +21,8 @@ type active struct {
 	// server served consistent (FirstList): a staleness whose only effect
 	// was asked of first lists did not apply as written.
 	held, firstLists int
+	// calls counts the calls a CallFault matched in the window.
+	calls int
 }
 
 func (a *active) inForce() bool { return a.open && !a.closed }

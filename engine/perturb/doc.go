@@ -7,7 +7,7 @@
 // fields it takes, its checks against the project, its constructor) and
 // the value it builds, which implements the explorer's capabilities it
 // needs ([explore.ViewBound], [explore.EventFilter], [explore.WriteFault],
-// [explore.Scheduler], [explore.Placer]). Adding one is that file, its
+// [explore.CallFault], [explore.Scheduler], [explore.Placer]). Adding one is that file, its
 // tests and a line in [Types].
 //
 // # Fidelity
@@ -25,7 +25,10 @@
 // watch-list, kube-apiserver 1.33's default and older releases), or what a
 // standby's caches show when it takes the lead. Without staleness in force
 // a restart lists the newest state. Ordering only reorders steps the real
-// workqueues could have run in either order.
+// workqueues could have run in either order. An apiError answers a call
+// with an error kube-apiserver sends (APF's 429, a 5xx, a request timeout)
+// before it reaches the store; the retries and requeues that follow are the
+// clients' and the controllers' own.
 //
 // A perturbation that cannot apply is an error, not a no-op: its fields
 // are checked against the project's controllers and served kinds, and a

@@ -36,6 +36,12 @@ type Spec struct {
 	// AtWriteOf places a crash at the n-th matching write of its
 	// controller in the run, or (explore) restricts its placements.
 	AtWriteOf *explore.WriteRef
+	// Code, RetryAfter, Count and Call: an apiError's answer (HTTP status,
+	// Retry-After), how many matching calls fail, and which calls match.
+	Code       int
+	RetryAfter time.Duration
+	Count      int
+	Call       *CallRef
 	// Window is the compiled window (set when compiling, not when
 	// validating).
 	Window explore.Window
@@ -72,7 +78,7 @@ var windowFields = []string{"from", "until", "for"}
 
 // Types is the table of perturbation types, in the order the README lists
 // them.
-var Types = []Type{StalenessType, CrashType, DropEventsType, OrderingType}
+var Types = []Type{StalenessType, CrashType, DropEventsType, OrderingType, APIErrorType}
 
 // Lookup returns the type named name.
 func Lookup(name string) (Type, bool) {

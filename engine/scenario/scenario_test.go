@@ -197,6 +197,36 @@ func malformedCases() []malformedCase {
 			mut:   set("perturbations[0]", parse(`{"type": "staleness", "controller": "source-controller", "kind": "v1/Secret", "mode": "writes", "staleAt": 0, "catchUpAt": 3, "from": {"step": 1}}`)),
 			field: "perturbations[0].from", msg: "not with mode writes", schema: true,
 		},
+		{
+			name:  "apiError with a code kube does not send here",
+			mut:   set("perturbations[0]", parse(`{"type": "apiError", "controller": "source-controller", "code": 418}`)),
+			field: "perturbations[0].code", msg: "418: one of 429 (too many requests), 500, 503, 504 (timeout)", schema: true,
+		},
+		{
+			name:  "apiError without a code",
+			mut:   set("perturbations[0]", parse(`{"type": "apiError", "controller": "source-controller", "call": {"verb": "get"}}`)),
+			field: "perturbations[0].code", msg: "required: the HTTP status", schema: true,
+		},
+		{
+			name:  "apiError Retry-After not in seconds",
+			mut:   set("perturbations[0]", parse(`{"type": "apiError", "controller": "source-controller", "code": 429, "retryAfter": "500ms"}`)),
+			field: "perturbations[0].retryAfter", msg: "500ms: whole seconds, at least 1s",
+		},
+		{
+			name:  "apiError on an unknown verb",
+			mut:   set("perturbations[0]", parse(`{"type": "apiError", "controller": "source-controller", "code": 500, "call": {"verb": "watch"}}`)),
+			field: "perturbations[0].call.verb", msg: `unknown verb "watch"`, schema: true,
+		},
+		{
+			name:  "apiError count with repeat",
+			mut:   set("perturbations[0]", parse(`{"type": "apiError", "controller": "source-controller", "code": 500, "count": 2, "repeat": true}`)),
+			field: "perturbations[0].count", msg: "not with repeat",
+		},
+		{
+			name:  "apiError on an unknown kind",
+			mut:   set("perturbations[0]", parse(`{"type": "apiError", "controller": "source-controller", "code": 500, "call": {"kind": "v1/Nope"}}`)),
+			field: "perturbations[0].call.kind", msg: "Nope",
+		},
 		{name: "window until before from", mut: set("perturbations[0].until.time", "500ms"), field: "perturbations[0].until", msg: "time 500ms is not after from's time 1s"},
 		{name: "window until equal to from in steps", mut: all(set("perturbations[0].from", parse(`{"step": 4}`)), set("perturbations[0].until", parse(`{"step": 4}`))), field: "perturbations[0].until", msg: "step 4 is not after from's step 4"},
 		{name: "window with until and for", mut: set("perturbations[0].for", "3s"), field: "perturbations[0].for", msg: "not with until", schema: true},

@@ -277,6 +277,27 @@ type Perturbation struct {
 	// left out and the search places the crash only at the controller's
 	// writes that match. Its controller may be left out (the crash's).
 	AtWriteOf *WriteRef `json:"atWriteOf,omitempty"`
+	// Call selects the calls an apiError answers (apiError only): verb
+	// (get, list, create, update, patch, apply, delete, deleteAllOf),
+	// kind, subresource, and n, the n-th matching call of the controller in
+	// the window (default 1). Absent: every call of the controller matches.
+	Call *CallRef `json:"call,omitempty"`
+	// Code is the HTTP status an apiError answers: 429, 500, 503 or 504.
+	Code int `json:"code,omitempty"`
+	// RetryAfter is the Retry-After an apiError's answer carries (whole
+	// seconds); client-go retries a 429 or 5xx that has one.
+	RetryAfter *Duration `json:"retryAfter,omitempty"`
+	// Count is how many matching calls from the n-th an apiError answers
+	// (default 1; not with repeat, which answers every one).
+	Count int `json:"count,omitempty"`
+}
+
+// CallRef selects API calls (Perturbation.Call).
+type CallRef struct {
+	Verb        string `json:"verb,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	Subresource string `json:"subresource,omitempty"`
+	N           int    `json:"n,omitempty"`
 }
 
 // Spec returns the perturbation as perturb's table reads it (window not
@@ -298,6 +319,16 @@ func (p *Perturbation) Spec() *perturb.Spec {
 	if p.Lag != nil {
 		s.Lag = p.Lag.Duration
 	}
+	s.Code, s.Count = p.Code, p.Count
+	if p.RetryAfter != nil {
+		s.RetryAfter = p.RetryAfter.Duration
+	}
+	if c := p.Call; c != nil {
+		s.Call = &perturb.CallRef{Verb: c.Verb, Sub: c.Subresource, N: c.N}
+		if gvk, err := ParseKind(c.Kind); err == nil && c.Kind != "" {
+			s.Call.Kind = gvk.GroupKind()
+		}
+	}
 	set := func(name string, ok bool) {
 		if ok {
 			s.Set = append(s.Set, name)
@@ -316,6 +347,10 @@ func (p *Perturbation) Spec() *perturb.Spec {
 	set("successor", p.Successor != "")
 	set("graceful", p.Graceful)
 	set("atWriteOf", p.AtWriteOf != nil)
+	set("call", p.Call != nil)
+	set("code", p.Code != 0)
+	set("retryAfter", p.RetryAfter != nil)
+	set("count", p.Count != 0)
 	set("from", p.From != nil)
 	set("until", p.Until != nil)
 	set("for", p.For != nil)
@@ -446,6 +481,7 @@ const (
 	PerturbCrash      = "crash"
 	PerturbDropEvents = "dropEvents"
 	PerturbOrdering   = "ordering"
+	PerturbAPIError   = "apiError"
 )
 
 // Staleness modes.

@@ -439,6 +439,10 @@ func (v *validator) perturbation(field string, p *Perturbation) {
 			if w.Subresource != "" && w.Subresource != "status" {
 				v.add(join(f, "subresource"), fmt.Sprintf("%q: the only subresource is \"status\"", w.Subresource))
 			}
+		case "call":
+			if k := p.Call.Kind; k != "" {
+				v.kind(join(field, "call.kind"), k)
+			}
 		case "for":
 			if p.For.Duration <= 0 {
 				v.add(join(field, "for"), fmt.Sprintf("%s: must be positive", p.For))
