@@ -30,10 +30,12 @@ var flagGates = []flagGate{
 	{"enable-function-response-cache", features.EnableAlphaFunctionResponseCache, false, "composition functions are the harness's stub runner, not upstream's function runner"},
 	{"enable-operations", features.EnableAlphaOperations, false, "the ops controllers are not wired"},
 	{"enable-pipeline-inspector", features.EnableAlphaPipelineInspector, false, "composition functions are the harness's stub runner, not upstream's function runner"},
-	{"enable-provider-deletion-protection", features.EnableAlphaProviderDeletionProtection, false, "the protection controllers are not wired"},
+	// By name: v2.2.1, a release findings are also verified on, has no
+	// such feature (it arrived after).
+	{"enable-provider-deletion-protection", feature.Flag("EnableAlphaProviderDeletionProtection"), false, "the protection controllers are not wired"},
 	{"enable-deployment-runtime-configs", features.EnableBetaDeploymentRuntimeConfigs, true, "the package manager is not wired"},
 	{"enable-usages", features.EnableBetaUsages, true, "the usage and managed-resource-definition controllers and webhooks are not wired"},
-	{"enable-ssa-claims", features.EnableBetaClaimSSA, true, "no controller of v2.4.0 reads it (claims are synced with server-side apply)"},
+	{"enable-ssa-claims", features.EnableBetaClaimSSA, true, ""},
 	{"enable-realtime-compositions", features.EnableBetaRealtimeCompositions, true, ""},
 	{"enable-custom-to-managed-resource-conversion", features.EnableBetaCustomToManagedResourceConversion, true, "the package manager is not wired"},
 }
