@@ -145,3 +145,40 @@ func TestCELKubernetesLibraries(t *testing.T) {
 		}
 	})
 }
+
+// TestCELKindChecked: a kind an expression names literally in a state
+// helper (object, exists, deleting, objectsOf, served) must be one the
+// scenario serves — the project's kinds and those its objects' CRDs define
+// — or the scenario is refused when it is read, naming the field, the call
+// and the nearest served kinds; a kind computed at run time is not
+// checked, and every committed scenario passes.
+func TestCELKindChecked(t *testing.T) {
+	load := func(t *testing.T, text string) error {
+		path := filepath.Join(t.TempDir(), "kubecel.json")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := engine.LoadScenario(path, sampleProject(t))
+		return err
+	}
+	for _, tc := range []struct {
+		when, expr string
+		field, want string // "": accepted
+	}{
+		{`true`, `objectsOf('v1', 'ConfigMap').size() > 0`, "", ""},
+		{`true`, `object('v1', 'ConfigMapp', 'default', 'x') == null`, "oracles[0].expr",
+			`object('v1', 'ConfigMapp', ...): the scenario serves no kind v1 ConfigMapp; did you mean 'v1', 'ConfigMap'?`},
+		{`exists('apps/v2', 'Deployment', 'default', 'x')`, `true`, "actions[0].at.when",
+			`exists('apps/v2', 'Deployment', ...): the scenario serves no kind apps/v2 Deployment; did you mean 'apps/v1', 'Deployment'?`},
+		{`true`, `objectsOf('example.org/v1', 'Gadget').size() == 0`, "oracles[0].expr", `the scenario serves no kind example.org/v1 Gadget`},
+		{`true`, `cel.bind(k, 'Config' + 'Map', objectsOf('v1', k).size() > 0)`, "", ""},
+	} {
+		err := load(t, fmt.Sprintf(kubeCELScenario, tc.when, tc.expr))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s / %s: %v", tc.when, tc.expr, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s / %s: err %v, want %s: %q", tc.when, tc.expr, err, tc.field, tc.want)
+		}
+	}
+}

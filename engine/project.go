@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
@@ -44,6 +45,11 @@ type Project struct {
 	kindsOnce sync.Once
 	kinds     []schema.GroupVersionKind
 	kindsErr  error
+	// kindsSrv is the server servedKinds booted, kept for strict field
+	// validation of scenario objects (strictObjects); kindsMu guards it
+	// (apiserver.Server is not safe for concurrent use).
+	kindsSrv *apiserver.Server
+	kindsMu  sync.Mutex
 }
 
 // Known lists what the project's scenarios may name: the project itself,
@@ -83,6 +89,7 @@ func (p *Project) servedKinds() ([]schema.GroupVersionKind, error) {
 		for _, kind := range srv.Kinds() {
 			p.kinds = append(p.kinds, kind.GVK)
 		}
+		p.kindsSrv = srv
 	})
 	return p.kinds, p.kindsErr
 }
@@ -135,5 +142,49 @@ func validate(scn *scenario.Scenario, p *Project) error {
 	if err != nil {
 		return err
 	}
-	return scn.Validate(known)
+	if err := scn.Validate(known); err != nil {
+		return err
+	}
+	return p.strictObjects(scn)
+}
+
+// strictObjects refuses a scenario object (initial, or an action's create
+// or update) with a field its kind does not have, as kube-apiserver's
+// strict field validation does (apiserver.Server.UnknownFields): by
+// default the server would drop it, and a typo such as spec.replcas would
+// leave the object other than the scenario says, without a word. Kinds the
+// project does not serve from the start (a CRD the scenario or a
+// controller creates) are not checked here.
+func (p *Project) strictObjects(scn *scenario.Scenario) error {
+	if _, err := p.servedKinds(); err != nil {
+		return err
+	}
+	p.kindsMu.Lock()
+	defer p.kindsMu.Unlock()
+	var errs scenario.ErrorList
+	check := func(field, prefix string, o map[string]any) {
+		u := &unstructured.Unstructured{Object: o}
+		paths, err := p.kindsSrv.UnknownFields(u)
+		if err != nil {
+			errs = append(errs, &scenario.Error{File: scn.File(), Field: field, Msg: prefix + err.Error()})
+			return
+		}
+		for _, path := range paths {
+			errs = append(errs, &scenario.Error{File: scn.File(), Field: field + "." + path,
+				Msg: prefix + fmt.Sprintf("unknown field: %s has no such field (kube-apiserver's strict field validation, kubectl --validate=strict, refuses it; by default the server drops it)", u.GroupVersionKind().Kind)})
+		}
+	}
+	for i, o := range scn.Objects {
+		field, prefix := scn.ObjectField(i)
+		check(field, prefix, o)
+	}
+	for i, a := range scn.Actions {
+		if (a.Op == "create" || a.Op == "update") && a.Object != nil {
+			check(fmt.Sprintf("actions[%d].object", i), "", a.Object)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
 }

@@ -18,6 +18,8 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ctrlbugs/corpus/engine/perturb"
 )
 
 // Load reads and decodes the scenario file at path; manifests are resolved
@@ -145,10 +147,16 @@ func (c *collector) shape(path string, v any, t reflect.Type) {
 			return
 		}
 		fields := jsonFields(t)
+		// A perturbation is a union discriminated by its type: an unknown
+		// field is reported against that type's fields.
+		offered := fields
+		if pt, ok := perturbationFields(t, m); ok {
+			offered = pt
+		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			f, ok := fields[k]
 			if !ok {
-				c.add(join(path, k), unknownFieldMsg(k, fields))
+				c.add(join(path, k), unknownFieldMsg(k, offered))
 				continue
 			}
 			c.shape(join(path, k), m[k], f.Type)
@@ -211,7 +219,38 @@ func unknownFieldMsg(k string, fields map[string]reflect.StructField) string {
 			return fmt.Sprintf("unknown field (did you mean %q?)", name)
 		}
 	}
+	// The nearest names, within two edits (case ignored).
+	var near []string
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if editDistance(strings.ToLower(name), strings.ToLower(k)) <= 2 {
+			near = append(near, fmt.Sprintf("%q", name))
+		}
+	}
+	if len(near) > 0 {
+		return fmt.Sprintf("unknown field (did you mean %s?); known fields are %s", strings.Join(near, " or "), strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+	}
 	return fmt.Sprintf("unknown field; known fields are %s", strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+}
+
+// perturbationFields is, for a perturbation object m of a known type, the
+// fields that type takes (perturb's table) and its type field.
+func perturbationFields(t reflect.Type, m map[string]any) (map[string]reflect.StructField, bool) {
+	if t != reflect.TypeFor[Perturbation]() {
+		return nil, false
+	}
+	name, _ := m["type"].(string)
+	pt, ok := perturb.Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	all := jsonFields(t)
+	out := map[string]reflect.StructField{"type": all["type"]}
+	for _, f := range pt.Fields {
+		if sf, ok := all[f]; ok {
+			out[f] = sf
+		}
+	}
+	return out, true
 }
 
 func jsonKind(v any) string {

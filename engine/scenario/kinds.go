@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/oracle"
 )
 
 // Known is what exists outside the scenario: the controllers the project
@@ -110,4 +113,72 @@ func (v *validator) kind(field, k string) {
 	if v.known.Kinds != nil && !slices.Contains(v.known.Kinds, gvk) {
 		v.add(field, fmt.Sprintf("unknown kind %s", k))
 	}
+}
+
+// celKinds checks the kinds expr names with literal strings in its state
+// helpers (oracle.LiteralKinds) against the kinds the scenario serves: a
+// helper over a kind nothing serves (a typo, a version the project does
+// not serve) answers null, false or [] in every state, so the expression
+// could never judge what it was written for.
+func (v *validator) celKinds(field, expr string) {
+	if v.known.Kinds == nil {
+		return
+	}
+	refs, err := oracle.LiteralKinds(expr)
+	if err != nil {
+		return // CheckCEL reported it
+	}
+	for _, r := range refs {
+		gv, err := schema.ParseGroupVersion(r.APIVersion)
+		if err != nil {
+			v.add(field, fmt.Sprintf("%s('%s', '%s', ...): apiVersion %q: %v", r.Func, r.APIVersion, r.Kind, r.APIVersion, err))
+			continue
+		}
+		gvk := gv.WithKind(r.Kind)
+		if slices.Contains(v.known.Kinds, gvk) {
+			continue
+		}
+		msg := fmt.Sprintf("%s('%s', '%s', ...): the scenario serves no kind %s %s", r.Func, r.APIVersion, r.Kind, r.APIVersion, r.Kind)
+		if s := v.suggestKind(gvk); s != "" {
+			msg += "; did you mean " + s + "?"
+		}
+		v.add(field, msg)
+	}
+}
+
+// suggestKind names the served kinds closest to gvk: the same kind at
+// another version, or a kind of its group version within two edits (case
+// ignored).
+func (v *validator) suggestKind(gvk schema.GroupVersionKind) string {
+	var out []string
+	for _, k := range v.known.Kinds {
+		sameKind := k.Group == gvk.Group && k.Kind == gvk.Kind
+		near := k.GroupVersion() == gvk.GroupVersion() && editDistance(strings.ToLower(k.Kind), strings.ToLower(gvk.Kind)) <= 2
+		if sameKind || near {
+			out = append(out, fmt.Sprintf("'%s', '%s'", k.GroupVersion().String(), k.Kind))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(slices.Compact(out), " or ")
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

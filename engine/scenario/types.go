@@ -107,6 +107,21 @@ type objectSource struct {
 	doc   int
 }
 
+// ObjectField names initial object i in errors: its field (objects[i], or
+// the manifest it came from) and, for a manifest's document, a prefix
+// ("document 2: ").
+func (s *Scenario) ObjectField(i int) (field, prefix string) {
+	field = fmt.Sprintf("objects[%d]", i)
+	if i < len(s.sources) {
+		src := s.sources[i]
+		field = src.field
+		if src.doc > 0 {
+			prefix = fmt.Sprintf("document %d: ", src.doc)
+		}
+	}
+	return field, prefix
+}
+
 // File returns the file name the scenario was decoded under.
 func (s *Scenario) File() string { return s.file }
 

@@ -286,6 +286,8 @@ func (v *validator) trigger(field string, t *Trigger) {
 		set = append(set, "when")
 		if err := oracle.CheckCEL(t.When); err != nil {
 			v.add(join(field, "when"), "CEL: "+oneLine(err.Error()))
+		} else {
+			v.celKinds(join(field, "when"), t.When)
 		}
 	}
 	if t.After != nil {
@@ -526,7 +528,7 @@ func (v *validator) oracles() {
 			v.add(join(field, "expr"), "required for type cel")
 		} else if err := oracle.CheckCEL(o.Expr); err != nil {
 			v.add(join(field, "expr"), "CEL: "+oneLine(err.Error()))
-		} else if o.Scope != ScopeAlways && oracle.CallsServed(o.Expr) {
+		} else if v.celKinds(join(field, "expr"), o.Expr); o.Scope != ScopeAlways && oracle.CallsServed(o.Expr) {
 			v.add(join(field, "expr"), "served(...) is for `when` triggers and always-scope oracles: a final state is judged from the run's records, which keep objects, not the server's kinds")
 		}
 		if !slices.Contains(scopes, o.Scope) {
