@@ -139,6 +139,7 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 		mode = scenario.SearchReference
 	}
 	out := &Outcome{Scenario: scn.Name, Mode: mode}
+	var prog *runProgress
 	add := func(label string, r *explore.Result) {
 		ro := &RunOutcome{Label: label, FinalHash: r.FinalHash, Final: r.Final, Writes: r.Writes, Stop: r.Stop, Steps: r.Steps, Applied: r.Applied,
 			TriggerErrors: r.TriggerErrors, ActionErrors: r.ActionErrors}
@@ -146,6 +147,7 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 		ro.Verdicts = evaluate(oracles, recs)
 		ro.Trace = r.Finish(recs, traceVerdicts(oracles, ro.Verdicts))
 		out.Runs = append(out.Runs, ro)
+		prog.ran(ro.Failed())
 	}
 	var ev []explore.Variant
 	if opts.Plan != nil {
@@ -159,6 +161,25 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 	for _, v := range ev {
 		variants = append(variants, variant{label: v.Label, cfg: v.Cfg})
 	}
+	total := 0
+	if mode != scenario.SearchDFS {
+		for _, v := range variants {
+			if opts.Variant == "" || v.label == opts.Variant {
+				total++
+			}
+		}
+		if opts.Reference {
+			total = min(total, 1)
+		}
+		if mode == scenario.SearchRandom {
+			total *= scn.Search.Trials
+		}
+		if opts.Shards > 1 {
+			total = 0 // a shard's share is not counted ahead
+		}
+	}
+	prog = newRunProgress(scn.Name, total)
+	defer prog.end()
 	kept := 0
 	unit := -1
 	for _, v := range variants {
