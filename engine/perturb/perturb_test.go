@@ -62,6 +62,7 @@ func TestTableIsComplete(t *testing.T) {
 		"crash":      {Type: "crash", Controller: "c", AtWrite: 1, Set: []string{"controller", "atWrite"}},
 		"dropEvents": {Type: "dropEvents", Controller: "c", Kind: "v1/Secret", Set: []string{"controller", "kind"}},
 		"ordering":   {Type: "ordering", Controllers: []string{"a", "b"}, Set: []string{"controllers"}},
+		"apiError":   {Type: "apiError", Controller: "c", Code: 429, Set: []string{"controller", "code"}},
 	}
 	for _, typ := range perturb.Types {
 		spec, ok := specs[typ.Name]
@@ -79,7 +80,7 @@ func TestTableIsComplete(t *testing.T) {
 		}
 		var capable bool
 		switch p.(type) {
-		case explore.ViewBound, explore.EventFilter, explore.WriteFault, explore.Scheduler:
+		case explore.ViewBound, explore.EventFilter, explore.WriteFault, explore.Scheduler, explore.CallFault:
 			capable = true
 		}
 		if !capable {
