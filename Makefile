@@ -9,7 +9,7 @@
 #   make record FINDING=id             (re)record a finding's trace
 #   make record-release FINDING=id     (re)record its traces on the other releases it lists
 #   make judge TRACE=file              judge a stored trace again from its records
-#   make render TRACE=file [FROM=n] [TO=m] [STORY=n] [MERMAID=1]   a stored trace as a timeline
+#   make render TRACE=file [FROM=n] [TO=m] [STORY=n] [MERMAID=1] [SUMMARY=1]   a stored trace as a timeline or diagram
 #   make bump PROJECT=fluxcd VERSION=v1.8.0   move a pin and re-check findings
 #   make bump-revert PROJECT=fluxcd    put a project's go.mod and go.sum back as committed
 #   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
@@ -150,8 +150,8 @@ verify:
 # around every action, note and first failure (what make reproduce prints),
 # MERMAID=1 a Mermaid sequence diagram (from FROM).
 render:
-	@test -n "$(TRACE)" -a -f "$(TRACE)" || { echo "usage: make render TRACE=findings/<project>/<id>.trace.jsonl [FROM=n] [TO=m] [STORY=n] [MERMAID=1] (MERMAID=1 STORY=n: the story as a diagram) (file '$(TRACE)' not found)" >&2; exit 2; }
-	@cd engine && go run ./cmd/trace-render $(if $(MERMAID),-mermaid) $(if $(FROM),-from $(FROM)) $(if $(TO),-to $(TO)) $(if $(STORY),-story $(STORY)) $(abspath $(TRACE))
+	@test -n "$(TRACE)" -a -f "$(TRACE)" || { echo "usage: make render TRACE=findings/<project>/<id>.trace.jsonl [FROM=n] [TO=m] [STORY=n] [MERMAID=1] [SUMMARY=1] (MERMAID=1 STORY=n: the story as a diagram; SUMMARY=1: a diagram of the writes only) (file '$(TRACE)' not found)" >&2; exit 2; }
+	@cd engine && go run ./cmd/trace-render $(if $(MERMAID),-mermaid) $(if $(SUMMARY),-mermaid -summary) $(if $(FROM),-from $(FROM)) $(if $(TO),-to $(TO)) $(if $(STORY),-story $(STORY)) $(abspath $(TRACE))
 
 # Judges a stored trace again, offline, from the records it keeps.
 judge:

@@ -331,7 +331,7 @@ func Mermaid(t *Trace, maxSteps int) string { return MermaidFrom(t, 1, maxSteps)
 // MermaidFrom is Mermaid starting at step from (earlier steps, and the
 // actions and notes before it, are left out): a write-up can draw the part
 // of a long run its account is about.
-func MermaidFrom(t *Trace, from, maxSteps int) string { return mermaid(t, from, maxSteps, nil) }
+func MermaidFrom(t *Trace, from, maxSteps int) string { return mermaid(t, from, maxSteps, nil, false) }
 
 // MermaidStory is the diagram of Story: every user action and note, and the
 // steps around each of them, around each step an oracle first fails at and
@@ -342,12 +342,34 @@ func MermaidStory(t *Trace, context int) string {
 	if len(t.Steps) <= 4*context+8 {
 		return Mermaid(t, 0)
 	}
-	return mermaid(t, 1, 0, storyKeep(t, context))
+	return mermaid(t, 1, 0, storyKeep(t, context), false)
+}
+
+// MermaidSummary is the diagram of what a run changed: the user's
+// actions and the notes, the steps that wrote (or tried to) or ended in an
+// error, a panic or a crash, with their writes and results only (reads
+// left out), each stretch of other steps one note. A long run's write-up
+// draws it before the whole run's diagram.
+func MermaidSummary(t *Trace) string {
+	keep := map[int]bool{}
+	for _, s := range t.Steps {
+		switch s.Result {
+		case "error", "panic", "crash", "terminal":
+			keep[s.Step] = true
+		}
+		for _, o := range s.Ops {
+			if !o.Verb.IsRead() {
+				keep[s.Step] = true
+			}
+		}
+	}
+	return mermaid(t, 1, 0, keep, true)
 }
 
 // mermaid renders the diagram from step from (at most maxSteps steps; with
-// keep, only the steps it keeps, each stretch left out summarised).
-func mermaid(t *Trace, from, maxSteps int, keep map[int]bool) string {
+// keep, only the steps it keeps, each stretch left out summarised; with
+// writesOnly, a step's reads are left out).
+func mermaid(t *Trace, from, maxSteps int, keep map[int]bool, writesOnly bool) string {
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n")
 	b.WriteString("    participant user\n")
@@ -430,6 +452,9 @@ func mermaid(t *Trace, from, maxSteps int, keep map[int]bool) string {
 				fmt.Fprintf(&b, "    Note over %s: %s\n", c, esc(n))
 			}
 			for _, o := range r.Ops {
+				if writesOnly && o.Verb.IsRead() {
+					continue
+				}
 				if o.Cached {
 					if o.Stale() {
 						fmt.Fprintf(&b, "    Note right of %s: STALE cache read of %s: rv %s, server has %s\n", c, esc(shortKind(o.Kind)), o.Observed, o.Current)

@@ -65,6 +65,18 @@ func TestReproduceShowsFailure(t *testing.T) {
 			if full := trace.Mermaid(tr, 0); strings.Count(m, "\n") > strings.Count(full, "\n") {
 				t.Errorf("the story diagram (%d lines) is longer than the whole run's (%d)", strings.Count(m, "\n"), strings.Count(full, "\n"))
 			}
+			// The summary diagram (writes only): the verdict and the user
+			// actions, no reads.
+			sum := trace.MermaidSummary(tr)
+			if !strings.Contains(sum, "oracle "+f.Oracle+": FAILS") {
+				t.Errorf("the summary diagram does not show oracle %s failing", f.Oracle)
+			}
+			if before != nil && !strings.Contains(sum, "user->>api: t="+before.T+" ") {
+				t.Errorf("the summary diagram does not show user action %s", before.Name)
+			}
+			if strings.Contains(sum, "->>api: GET ") || strings.Contains(sum, "->>api: LIST ") {
+				t.Errorf("the summary diagram shows reads")
+			}
 		})
 	}
 	if n == 0 {

@@ -1,7 +1,7 @@
 // Command trace-render prints a recorded trace as a text timeline or as a
 // Mermaid sequence diagram.
 //
-//	trace-render [-mermaid [-from N | -story N]] [-steps N] findings/fluxcd/fluxcd-f1.trace.jsonl
+//	trace-render [-mermaid [-from N | -story N | -summary]] [-steps N] findings/fluxcd/fluxcd-f1.trace.jsonl
 package main
 
 import (
@@ -17,10 +17,11 @@ func main() {
 	steps := flag.Int("steps", 0, "show at most this many steps (0: all)")
 	from := flag.Int("from", 0, "start at this step (the timeline summarises the steps before it; with -mermaid they are left out)")
 	to := flag.Int("to", 0, "end at this step (0: the last)")
+	summary := flag.Bool("summary", false, "with -mermaid: only the steps that wrote or failed, their writes and results (reads left out)")
 	story := flag.Int("story", 0, "with n > 0: the steps around every action, note and first failure, n on each side (what make reproduce prints; with -mermaid, as a diagram)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: trace-render [-mermaid] [-from N] [-to N] [-steps N] [-story N] TRACE.jsonl")
+		fmt.Fprintln(os.Stderr, "usage: trace-render [-mermaid [-summary]] [-from N] [-to N] [-steps N] [-story N] TRACE.jsonl")
 		os.Exit(2)
 	}
 	t, err := trace.ReadFile(flag.Arg(0))
@@ -29,6 +30,8 @@ func main() {
 		os.Exit(1)
 	}
 	switch {
+	case *mermaid && *summary:
+		fmt.Print(trace.MermaidSummary(t))
 	case *mermaid && *story > 0:
 		fmt.Print(trace.MermaidStory(t, *story))
 	case *mermaid:
