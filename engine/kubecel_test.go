@@ -162,7 +162,7 @@ func TestCELKindChecked(t *testing.T) {
 		return err
 	}
 	for _, tc := range []struct {
-		when, expr string
+		when, expr  string
 		field, want string // "": accepted
 	}{
 		{`true`, `objectsOf('v1', 'ConfigMap').size() > 0`, "", ""},

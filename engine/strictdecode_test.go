@@ -45,13 +45,7 @@ func TestScenarioStrictDecode(t *testing.T) {
 			[]string{`perturbations[0].atWrite: not for type apiError (it takes controller, call, code, retryAfter, count, repeat, from, until, for)`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			text := counterScenario
-			if tc.body != "" {
-				text = sprintf(counterScenario, tc.body)
-			} else {
-				text = sprintf(counterScenario, "")
-			}
-			err := load(t, text)
+			err := load(t, sprintf(counterScenario, tc.body))
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)
