@@ -65,8 +65,10 @@ test: test-engine test-projects
 # every dependency again under another cache key, so it is off.
 # The inspect package's tests drive the real kubectl (make kubectl); here a
 # missing one fails them instead of skipping them.
+# etcdkv is served to kube's storage from several goroutines (watches,
+# lease expiry): its tests run under the race detector too.
 test-engine: kubectl
-	cd engine && go vet ./... && CTRLBUGS_REQUIRE_KUBECTL=1 go test -vet=off -count=1 ./...
+	cd engine && go vet ./... && CTRLBUGS_REQUIRE_KUBECTL=1 go test -vet=off -count=1 ./... && go test -vet=off -count=1 -race ./etcdkv/
 
 # The projects' tests run TestScenarios in its reference tier (the default
 # of CTRLBUGS_TIER): each scenario's reference run twice; the full searches

@@ -278,6 +278,43 @@ func (s *Store) PeekList(gk schema.GroupKind, ns string, atRev int64) []*unstruc
 	return s.list(gk, ns, atRev, false)
 }
 
+// KeysOf returns the keys of gk's objects that exist as of revision atRev
+// (0: latest), in no particular order: what an etcd range over a
+// resource's prefix enumerates (package etcdkv orders them as etcd does,
+// by key bytes).
+func (s *Store) KeysOf(gk schema.GroupKind, atRev int64) []Key {
+	var out []Key
+	for _, k := range s.byKind[gk] {
+		if s.latest(k, atRev) != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Incarnation returns, for key as of revision atRev (0: latest), the
+// revision that created the object's current incarnation (the first write
+// after its last delete) and how many writes it has had since, counting
+// that one: etcd's CreateRevision and Version. ok is false if the key does
+// not exist at atRev.
+func (s *Store) Incarnation(key Key, atRev int64) (create, version int64, ok bool) {
+	h := s.history[key]
+	end := len(h)
+	if atRev > 0 {
+		end = 0
+		for end < len(h) && h[end].rev <= atRev {
+			end++
+		}
+	}
+	if end == 0 || h[end-1].obj == nil {
+		return 0, 0, false
+	}
+	for i := end - 1; i >= 0 && h[i].obj != nil; i-- {
+		create, version = h[i].rev, version+1
+	}
+	return create, version, true
+}
+
 // Kinds returns every kind that has ever been written, sorted.
 func (s *Store) Kinds() []schema.GroupKind {
 	var out []schema.GroupKind

@@ -534,3 +534,41 @@ func TestPeekList(t *testing.T) {
 		t.Errorf("PeekList after the write: v=%s, want 2", v)
 	}
 }
+
+// TestIncarnation pins etcd's per-key counters as the store derives them:
+// create revision and version restart after a delete; KeysOf lists what
+// exists at a revision.
+func TestIncarnation(t *testing.T) {
+	s, _ := newStore()
+	k := key(cmGK, "a", "x")
+	put(t, s, cm("a", "x", "1"), 0)                 // rev 1: created
+	put(t, s, cm("a", "y", "1"), 0)                 // rev 2: another key
+	put(t, s, cm("a", "x", "2"), 1)                 // rev 3: updated
+	last, _ := s.Get(k, 0)                          //
+	if _, err := s.Delete(k, last, 3); err != nil { // rev 4: deleted
+		t.Fatal(err)
+	}
+	put(t, s, cm("a", "x", "3"), 0) // rev 5: created again
+	tests := []struct {
+		rev             int64
+		create, version int64
+		ok              bool
+		keys            int
+	}{
+		{rev: 1, create: 1, version: 1, ok: true, keys: 1},
+		{rev: 2, create: 1, version: 1, ok: true, keys: 2},
+		{rev: 3, create: 1, version: 2, ok: true, keys: 2},
+		{rev: 4, ok: false, keys: 1},
+		{rev: 5, create: 5, version: 1, ok: true, keys: 2},
+		{rev: 0, create: 5, version: 1, ok: true, keys: 2},
+	}
+	for _, tt := range tests {
+		create, version, ok := s.Incarnation(k, tt.rev)
+		if create != tt.create || version != tt.version || ok != tt.ok {
+			t.Errorf("Incarnation at %d = (%d, %d, %v), want (%d, %d, %v)", tt.rev, create, version, ok, tt.create, tt.version, tt.ok)
+		}
+		if got := len(s.KeysOf(cmGK, tt.rev)); got != tt.keys {
+			t.Errorf("KeysOf at %d: %d keys, want %d", tt.rev, got, tt.keys)
+		}
+	}
+}
