@@ -126,10 +126,16 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v",
 				field.ErrorList{field.Invalid(field.NewPath("resourceVersion"), lo.ResourceVersion, err.Error())}.ToAggregate()))
 		}
-		if cur := uint64(s.store.Rev()); rv > cur {
+		// The present is atRev when the list is served from a view of the
+		// past (make inspect's step), else the store's revision.
+		cur := uint64(s.store.Rev())
+		if atRev > 0 {
+			cur = uint64(atRev)
+		}
+		if rv > cur {
 			return nil, storage.NewTooLargeResourceVersionError(rv, cur, 1)
 		}
-		if lo.ResourceVersionMatch == metav1.ResourceVersionMatchExact && atRev == 0 {
+		if lo.ResourceVersionMatch == metav1.ResourceVersionMatchExact {
 			atRev = int64(rv)
 		}
 	}

@@ -242,8 +242,12 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 		if err := c.env.fillList(list, gvk, items, rv); err != nil {
 			return err
 		}
-		if lm, err := meta.ListAccessor(list); err == nil {
+		// A last page has no continue: the server omits the field
+		// (omitempty), so an unstructured list must not carry "".
+		if lm, err := meta.ListAccessor(list); err == nil && page.Continue != "" {
 			lm.SetContinue(page.Continue)
+		}
+		if lm, err := meta.ListAccessor(list); err == nil {
 			lm.SetRemainingItemCount(page.Remaining)
 		}
 		return nil

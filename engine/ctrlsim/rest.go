@@ -12,14 +12,10 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
-	metainternalversionvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -393,53 +389,22 @@ func invalidOptions(kind string, errs field.ErrorList) error {
 
 // listOptions decodes and validates a list's (or a watch's, or a
 // deletecollection's) query parameters as the list handler does
-// (listOpts in k8s.io/apiserver/pkg/endpoints/handlers/get.go: the
-// ParameterCodec into the internal ListOptions, which parses the selectors,
-// then ValidateListOptions with WatchList enabled, as it is by default
-// since 1.34), and returns them as controller-runtime list options:
-// selectors, limit and continue, resourceVersion and resourceVersionMatch
-// (in Raw, where the client reads them).
+// (apiserver.ListQuery), and returns them as controller-runtime list
+// options: selectors, limit and continue, resourceVersion and
+// resourceVersionMatch (in Raw, where the client reads them).
 func listOptions(q url.Values) (*client.ListOptions, error) {
-	opts := &metainternalversion.ListOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	metainternalversion.SetListOptionsDefaults(opts, true)
-	if errs := metainternalversionvalidation.ValidateListOptions(opts, true); len(errs) > 0 {
-		return nil, invalidOptions("ListOptions", errs)
+	opts, err := apiserver.ListQuery(q)
+	if err != nil {
+		return nil, err
 	}
 	lo := &client.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector,
 		Limit: opts.Limit, Continue: opts.Continue}
-	if lo.LabelSelector != nil && lo.LabelSelector.Empty() {
-		lo.LabelSelector = nil
-	}
-	if lo.FieldSelector != nil && lo.FieldSelector.Empty() {
-		lo.FieldSelector = nil
-	}
 	if opts.ResourceVersion != "" || opts.ResourceVersionMatch != "" {
 		lo.Raw = &metav1.ListOptions{ResourceVersion: opts.ResourceVersion, ResourceVersionMatch: opts.ResourceVersionMatch}
 	}
 	return lo, nil
 }
 
-// selectors parses a watch's labelSelector and fieldSelector (nil when
-// absent).
-func selectors(q url.Values) (labels.Selector, fields.Selector, error) {
-	var ls labels.Selector
-	var fs fields.Selector
-	var err error
-	if s := q.Get("labelSelector"); s != "" {
-		if ls, err = labels.Parse(s); err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-	}
-	if s := q.Get("fieldSelector"); s != "" {
-		if fs, err = fields.ParseSelector(s); err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		}
-	}
-	return ls, fs, nil
-}
 
 // watch opens a watch stream fed by the process's view of the kind:
 // with sendInitialEvents, the objects the view shows then a bookmark
@@ -449,50 +414,52 @@ func selectors(q url.Values) (labels.Selector, fields.Selector, error) {
 // are those from before the kind was served, where kube-apiserver's watch
 // cache for it begins.
 //
-// A watch with resourceVersion unset or "0" and no sendInitialEvents
-// starts, as kube-apiserver's does ("Get State and Start at Most Recent",
-// "Start at Any"), with a synthetic ADDED event for every object the view
-// shows, then what follows. Not modelled: where the server serves
-// watch-lists, kube-apiserver defaults such a watch to sendInitialEvents
-// (metainternalversion.SetListOptionsDefaults), which adds the
-// initial-events-end bookmark when the client allows bookmarks. client-go's
-// reflector never sends one (it lists, then watches from the list's
-// resourceVersion).
+// The options are read as the handler reads them (apiserver.ListQuery),
+// as a kube-apiserver that serves watch-lists (1.34 on, by default) reads
+// them: a watch with resourceVersion unset or "0" and no sendInitialEvents
+// is defaulted to one with initial events (synthetic ADDED events for the
+// objects the view shows, then what follows), with the initial-events-end
+// bookmark when the client allows bookmarks; invalid options are 422.
+// Not modelled: a release with WatchList off (1.33) refuses
+// sendInitialEvents and does not default. client-go's reflector never
+// sends a watch that tells them apart (it lists, then watches from the
+// list's resourceVersion, or asks for a watch-list explicitly).
 func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.GroupVersionKind, q url.Values, meta bool) (any, int) {
 	if t.cache == nil {
 		return errStatus(apierrors.NewMethodNotSupported(gr, "watch (this REST transport has no cache to serve watches from)"))
 	}
-	ls, fs, err := selectors(q)
+	// Options decoded, defaulted and validated as the handler does them
+	// (apiserver.ListQuery): a legacy watch (no resourceVersion, or "0")
+	// becomes a watch with initial events, as on a server that serves
+	// watch-lists.
+	lo, err := apiserver.ListQuery(q)
 	if err != nil {
 		return errStatus(err)
 	}
+	ls, fs := lo.LabelSelector, lo.FieldSelector
 	env := t.c.env
 	env.Lock()
 	defer env.Unlock()
 	gk := gvk.GroupKind()
 	pos := t.cache.watchPos(gk)
-	rv := q.Get("resourceVersion")
+	rv := lo.ResourceVersion
 	from := pos
-	initial := q.Get("sendInitialEvents") == "true"
+	initial := lo.SendInitialEvents != nil && *lo.SendInitialEvents
 	if !initial && rv != "" && rv != "0" {
 		if from, err = strconv.ParseInt(rv, 10, 64); err != nil {
 			return errStatus(apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error()))
 		}
 	}
-	if k, ok := env.Server.KindFor(gk); ok && !initial && from > 0 && from < k.ServedSince {
-		// kube-apiserver's watch cache for the kind starts where it began
-		// to be served; an older resourceVersion gets its error watcher:
-		// a 200 stream with one ERROR event (410 Expired), then the end.
+	if st := env.Server.TooOldToWatch(gk, from); st != nil && !initial {
+		// A 200 stream with one ERROR event (410 Expired), then the end.
 		w, body := newWatcher(gk, ns, ls, fs, meta, from)
-		st := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, k.ServedSince)).Status()
-		st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
-		w.status(&st)
+		w.status(st)
 		w.close()
 		return stream{body: body}, http.StatusOK
 	}
 	w, body := newWatcher(gk, ns, ls, fs, meta, from)
 	st := env.Server.Store()
-	if legacy := rv == "" || rv == "0"; legacy && !initial {
+	if initial {
 		if k, ok := env.Server.KindFor(gk); ok {
 			for _, u := range st.List(k.GVK.GroupKind(), ns, pos) {
 				if w.matches(u) {
@@ -500,15 +467,11 @@ func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.Gro
 				}
 			}
 		}
-	} else if initial {
-		if k, ok := env.Server.KindFor(gk); ok {
-			for _, u := range st.List(k.GVK.GroupKind(), ns, pos) {
-				if w.matches(u) {
-					w.event("ADDED", u, "")
-				}
-			}
+		// The initial-events-end bookmark only to a client that allows
+		// bookmarks (kube's storage: isInitialEventsEndBookmarkRequired).
+		if lo.AllowWatchBookmarks {
+			w.bookmark(gvk, pos, true)
 		}
-		w.bookmark(gvk, pos, true)
 	} else if from < pos {
 		for _, ev := range st.Events(from, pos) {
 			if ev.Key.GroupKind == gk {

@@ -46,10 +46,18 @@
 //     SEEN, TYPE, REASON, OBJECT, MESSAGE), NAME and AGE for a kind they
 //     do not know. Ages are at the step's virtual time. Rows carry the
 //     object as includeObject asks (default metadata);
+//   - list and watch options read, defaulted and validated as the REST
+//     seam reads them (apiserver.ListQuery: kube's ParameterCodec,
+//     SetListOptionsDefaults and ValidateListOptions; 400 and 422 as kube
+//     answers), a list at an exact resourceVersion served as of it, one
+//     newer than the step refused as too large (504), a watch from before
+//     its kind was served ended by a 410 Expired ERROR event; the same
+//     reads and watches through the seam and through inspect give the same
+//     responses (TestSeamInspectAgree);
 //   - watch: from a resourceVersion, the store's events after it up to the
 //     step; without one (or "0", or sendInitialEvents=true), synthetic
 //     ADDED events for the state, and the initial-events-end bookmark when
-//     asked for; then, each time the step advances, the events of the
+//     the client allows bookmarks; then, each time the step advances, the events of the
 //     revisions it passes, in order (so `kubectl get -w` replays the run),
 //     with a bookmark when allowWatchBookmarks. An object entering or
 //     leaving a selector is ADDED or DELETED, as the watch cache sends it.
@@ -75,8 +83,7 @@
 // Event's count and series aggregation (each event is its own Event), a
 // CRD's changes after its kind was first served when the run's server
 // has no CRD kind, a get at
-// a resourceVersion (served at the step), lists at an exact
-// resourceVersion (served at the step), subresources other than status
+// a resourceVersion (served at the step), subresources other than status
 // (logs, exec, scale, eviction), authentication and authorization (none:
 // localhost only), the OpenAPI documents of a CRD as it was at an earlier
 // step (the run's last CRDs are documented; a CRD's kind appears only

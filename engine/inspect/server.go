@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +14,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -205,7 +205,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			var res *apiserver.ListResult
 			srv, rev := s.backend(k, s.step)
 			res, err = srv.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector,
-				Limit: lo.Limit, Continue: lo.Continue}, rev)
+				Limit: lo.Limit, Continue: lo.Continue, ResourceVersion: lo.ResourceVersion, ResourceVersionMatch: lo.ResourceVersionMatch}, rev)
 			if err == nil {
 				out, err = s.renderList(k, res, accept, q, rev)
 			}
@@ -306,19 +306,10 @@ func (s *Server) nonResource(w http.ResponseWriter, req *http.Request, p string)
 	}
 }
 
-// listOpts are a list's or a watch's options as the handler reads them.
+// listOptions are a list's or a watch's options as the handler reads and
+// validates them (apiserver.ListQuery, as the REST seam reads them).
 func listOptions(q map[string][]string) (*metainternalversion.ListOptions, error) {
-	opts := &metainternalversion.ListOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	if opts.LabelSelector != nil && opts.LabelSelector.Empty() {
-		opts.LabelSelector = nil
-	}
-	if opts.FieldSelector != nil && opts.FieldSelector.Empty() {
-		opts.FieldSelector = nil
-	}
-	return opts, nil
+	return apiserver.ListQuery(q)
 }
 
 // renderList renders a list page as the client asked for it (Accept): a
@@ -391,6 +382,16 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, k *apiserver.Ki
 		timeout = t.C
 	}
 	lines, pos, changed, err := s.watchStart(ww, k, ns, lo)
+	var old tooOld
+	if errors.As(err, &old) {
+		// As the REST seam: a 200 stream with one ERROR event, then the end.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		if b, err := json.Marshal(map[string]any{"type": "ERROR", "object": old.st}); err == nil {
+			_, _ = w.Write(append(b, '\n'))
+		}
+		return
+	}
 	if err != nil {
 		writeStatus(w, err)
 		return
@@ -461,13 +462,19 @@ func (s *Server) watchStart(ww *watcher, k *apiserver.Kind, ns string, lo *metai
 		for _, o := range res.Items {
 			first = append(first, watchEvent{typ: "ADDED", obj: o})
 		}
-		if initial {
+		// The initial-events-end bookmark only to a client that allows
+		// bookmarks (kube's storage: isInitialEventsEndBookmarkRequired);
+		// a legacy watch defaulted to initial events allows none.
+		if initial && lo.AllowWatchBookmarks {
 			first = append(first, watchEvent{typ: "BOOKMARK", bookmarkRV: rev, initialEnd: true})
 		}
 	default:
 		from, err := strconv.ParseInt(rv, 10, 64)
 		if err != nil {
 			return nil, 0, nil, apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error())
+		}
+		if st := srv.TooOldToWatch(k.GVK.GroupKind(), from); st != nil {
+			return nil, 0, nil, tooOld{st}
 		}
 		pos = from
 		if from < rev {
@@ -480,6 +487,12 @@ func (s *Server) watchStart(ww *watcher, k *apiserver.Kind, ns string, lo *metai
 	lines, err = ww.encode(first, rev)
 	return lines, pos, changed, err
 }
+
+// tooOld is a watch's start from before its kind's watch cache began
+// (apiserver.Server.TooOldToWatch).
+type tooOld struct{ st *metav1.Status }
+
+func (e tooOld) Error() string { return e.st.Message }
 
 // watchNext is what a watch at pos sends after a step change, under mu
 // (released on a panic too); back reports that the step went back, which
