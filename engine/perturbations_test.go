@@ -26,7 +26,7 @@ func TestPerturbationsApplyOrFail(t *testing.T) {
 			perturbations: `[{"type": "staleness", "controller": "counter-a", "kind": "example.com/v1/ConfigMap", "mode": "frozen"}]`,
 			wantErr:       "counter.json: perturbations[0].kind", msg: "unknown kind example.com/v1/ConfigMap"},
 		{name: "kind written without its group",
-			perturbations: `[{"type": "dropEvents", "controller": "counter-a", "kind": "v1/Deployment"}]`,
+			perturbations: `[{"type": "watchBreak", "controller": "counter-a", "kind": "v1/Deployment"}]`,
 			wantErr:       "counter.json: perturbations[0].kind", msg: "unknown kind v1/Deployment"},
 		{name: "no kind",
 			perturbations: `[{"type": "staleness", "controller": "counter-a", "mode": "frozen"}]`,

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -268,6 +269,9 @@ func (c *Cache) Sync(gk schema.GroupKind) (int64, error) {
 	}
 	c.syncing[gk] = true
 	defer delete(c.syncing, gk)
+	if rl, ok := c.client.hooks.(Relister); ok && rl.Relisting(gk, from, rev) {
+		return rev, c.relist(gk, from, rev)
+	}
 	evs := c.client.env.Server.Store().Events(from, rev)
 	infs := c.Informers()
 	c.mu.Lock()
@@ -299,6 +303,53 @@ func (c *Cache) Sync(gk schema.GroupKind) (int64, error) {
 	}
 	c.pos[gk] = rev
 	return rev, errors.Join(errs...)
+}
+
+// relist moves the view of gk from revision from to rev as client-go's
+// reflector does after a watch it could not resume (410 Expired): it lists
+// again, and the informer replaces its store with the list
+// (DeltaFIFO.Replace, then sharedIndexInformer's processDeltas). Each
+// handler is told once per object, whatever happened to it in between:
+// OnAdd for an object the informer did not have, OnUpdate(old, new) for
+// one whose resourceVersion changed (one update for all its changes), a
+// DeletedFinalStateUnknown tombstone carrying the last state it had for an
+// object gone (its deletion was never seen); an object unchanged is a sync,
+// told only to handlers whose resync is due, none here. The list's objects
+// come in key order, then the tombstones in key order (client-go takes the
+// deleted keys from its indexer, in map order). Unlike client-go, the
+// cache shows the whole list at once while the handlers run (client-go's
+// indexer moves one object per handler call). A REST-seam watch served
+// from this cache gets the 410 ERROR event and ends, so the upstream
+// client behind it lists again itself. Called from Sync, with the Env lock
+// held; handlers run without it.
+func (c *Cache) relist(gk schema.GroupKind, from, rev int64) error {
+	st := c.client.env.Server.Store()
+	before, after := st.List(gk, "", from), st.List(gk, "", rev)
+	infs := c.Informers()
+	c.mu.Lock()
+	ws := c.watchers[gk]
+	delete(c.watchers, gk)
+	c.mu.Unlock()
+	c.pos[gk] = rev
+	for _, w := range ws {
+		s := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, rev)).Status()
+		s.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
+		w.status(&s)
+		w.close()
+	}
+	env := c.client.env
+	env.Unlock()
+	defer env.Lock()
+	var errs []error
+	for _, inf := range infs {
+		if inf.GVK.GroupKind() != gk {
+			continue
+		}
+		if err := inf.replace(before, after); err != nil {
+			errs = append(errs, fmt.Errorf("relisting %s from %d to %d: %w", gk, from, rev, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Informers returns the informers in a fixed order (compareInformerKeys).

@@ -141,6 +141,14 @@ type FirstLister interface {
 	FirstList(gk schema.GroupKind) int64
 }
 
+// Relister is optionally implemented by Hooks: Relisting reports whether
+// the controller's view of gk moves from revision from to to by a relist —
+// its watch broke and could not resume (410 Expired), so its reflector
+// listed again — rather than by watch events (Cache.Sync).
+type Relister interface {
+	Relisting(gk schema.GroupKind, from, to int64) bool
+}
+
 // NopHooks reads the present and records nothing.
 type NopHooks struct{}
 

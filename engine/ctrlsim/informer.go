@@ -125,6 +125,64 @@ func (i *Informer) resync(objs []*unstructured.Unstructured) error {
 	return nil
 }
 
+// replace tells the handlers what a relist changed, from the objects the
+// informer had (before) to the list (after), both in key order (see
+// Cache.relist).
+func (i *Informer) replace(before, after []*unstructured.Unstructured) error {
+	key := func(u *unstructured.Unstructured) string {
+		if ns := u.GetNamespace(); ns != "" {
+			return ns + "/" + u.GetName()
+		}
+		return u.GetName()
+	}
+	had := make(map[string]*unstructured.Unstructured, len(before))
+	for _, u := range before {
+		had[key(u)] = u
+	}
+	listed := make(map[string]bool, len(after))
+	tell := func(f func(h toolscache.ResourceEventHandler)) {
+		for _, r := range i.handlers {
+			if !r.removed && r.replayed {
+				f(r.h)
+			}
+		}
+	}
+	for _, u := range after {
+		k := key(u)
+		listed[k] = true
+		old, ok := had[k]
+		if ok && old.GetResourceVersion() == u.GetResourceVersion() {
+			continue // a sync
+		}
+		obj, err := i.convert(u)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			tell(func(h toolscache.ResourceEventHandler) { h.OnAdd(obj, false) })
+			continue
+		}
+		prev, err := i.convert(old)
+		if err != nil {
+			return err
+		}
+		tell(func(h toolscache.ResourceEventHandler) { h.OnUpdate(prev, obj) })
+	}
+	for _, u := range before {
+		k := key(u)
+		if listed[k] {
+			continue
+		}
+		obj, err := i.convert(u)
+		if err != nil {
+			return err
+		}
+		tomb := toolscache.DeletedFinalStateUnknown{Key: k, Obj: obj}
+		tell(func(h toolscache.ResourceEventHandler) { h.OnDelete(tomb) })
+	}
+	return nil
+}
+
 // Resync resyncs every informer of the cache at its view's position: what
 // controller-runtime's informers do every SyncPeriod. Call it with the Env
 // lock held; handlers run without it. It returns how many objects were

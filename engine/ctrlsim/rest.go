@@ -405,7 +405,6 @@ func listOptions(q url.Values) (*client.ListOptions, error) {
 	return lo, nil
 }
 
-
 // watch opens a watch stream fed by the process's view of the kind:
 // with sendInitialEvents, the objects the view shows then a bookmark
 // marking their end; otherwise the view's events since resourceVersion.

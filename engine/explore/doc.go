@@ -76,7 +76,8 @@
 // (package perturb holds them) with a window, and at each choice point the
 // explorer asks the perturbations in force that implement the matching
 // capability: [ViewBound] (how far a controller's informer of a kind may
-// move), [EventFilter] (whether its handlers hear an event), [WriteFault]
+// move), [WatchBreaker] (whether it catches up by a relist, once its window
+// closes), [EventFilter] (whether its handlers hear an event), [WriteFault]
 // (whether its process crashes at a write), [Scheduler] (which controllers'
 // order is a choice), [Placer] (where the search places it, see
 // [Variants]). It counts how often each applied; the trace's final record

@@ -265,6 +265,42 @@ func TestPerturbations(t *testing.T) {
 				t.Fatalf("dropped event still delivered")
 			}
 		}},
+		{"a Secret watch broken for good: the change is never seen", func(cfg *explore.Config) {
+			cfg.Perturbations = []explore.Perturbation{perturb.WatchBreak{Controller: "mirror", Kind: secretGK}}
+			sec := cfg.Objects[0].DeepCopy()
+			_ = unstructured.SetNestedField(sec.Object, map[string]any{"k9": "dg=="}, "data")
+			cfg.Actions = []explore.Action{{Name: "rotate", At: explore.Trigger{Time: &ten}, Op: "update", Obj: sec}}
+		}, func(t *testing.T, r *explore.Result, tr *trace.Trace) {
+			cm := find(r.Final, "ConfigMap", "d-config")
+			if _, ok := cm.Object["data"].(map[string]any)["k9"]; ok {
+				t.Fatalf("a change after the break reached the controller")
+			}
+			for _, n := range tr.Notes {
+				if strings.HasPrefix(n.Text, "relist:") {
+					t.Errorf("relisted with the window open: %s", n.Text)
+				}
+			}
+		}},
+		{"a Secret watch broken for 30s: the relist delivers the change", func(cfg *explore.Config) {
+			cfg.Perturbations = []explore.Perturbation{perturb.WatchBreak{Controller: "mirror", Kind: secretGK, Win: explore.Window{For: 30 * time.Second}}}
+			sec := cfg.Objects[0].DeepCopy()
+			_ = unstructured.SetNestedField(sec.Object, map[string]any{"k9": "dg=="}, "data")
+			cfg.Actions = []explore.Action{{Name: "rotate", At: explore.Trigger{Time: &ten}, Op: "update", Obj: sec}}
+		}, func(t *testing.T, r *explore.Result, tr *trace.Trace) {
+			cm := find(r.Final, "ConfigMap", "d-config")
+			if _, ok := cm.Object["data"].(map[string]any)["k9"]; !ok {
+				t.Fatalf("the relist did not deliver the change")
+			}
+			relists := 0
+			for _, n := range tr.Notes {
+				if strings.HasPrefix(n.Text, "relist: mirror's watch of Secret broken at rev") {
+					relists++
+				}
+			}
+			if relists != 1 {
+				t.Errorf("%d relist notes, want 1", relists)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

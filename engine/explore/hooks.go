@@ -95,6 +95,26 @@ func (h *hooks) Delivering(gk schema.GroupKind, ev store.Event) bool {
 	return false
 }
 
+// Relisting implements ctrlsim.Relister: the controller's view of gk
+// catches up by a relist once, after a WatchBreaker's window has closed,
+// if it had not reached the revision at which the window closed.
+func (h *hooks) Relisting(gk schema.GroupKind, from, to int64) bool {
+	for _, a := range h.w.active {
+		wb, ok := a.p.(WatchBreaker)
+		if !ok || !a.open || !a.closed || !wb.Bounds(h.p.spec.Name, gk) || a.relisted[h.p] || from >= a.closeRev {
+			continue
+		}
+		if a.relisted == nil {
+			a.relisted = map[*proc]bool{}
+		}
+		a.relisted[h.p] = true
+		h.w.note(fmt.Sprintf("relist: %s's watch of %s broken at rev %d cannot resume (410 Expired); its informer lists again at rev %d and tells its handlers what changed since rev %d (%s)",
+			h.p.spec.Name, gk, a.state.OpenRev, to, from, a.p.Describe()))
+		return true
+	}
+	return false
+}
+
 func (h *hooks) BeforeCall(op *ctrlsim.Op) error {
 	if h.w.stopped() {
 		// A Reconcile still blocked when the run stopped, let run out

@@ -14,7 +14,9 @@ import (
 // The explorer knows no particular perturbation (they are values of package
 // perturb): at each of its choice points it asks the perturbations that
 // implement the matching capability — [ViewBound] when a controller's
-// informer may move, [EventFilter] when an event reaches handlers,
+// informer may move, [WatchBreaker] when a view it held catches up (by a
+// relist), [EventFilter] when an event reaches handlers (no scenario
+// perturbation: the engine's tests),
 // [WriteFault] before a controller's write, [Scheduler] when it picks the
 // next controller, [Placer] before a search starts — and only while the
 // perturbation's window is open.
@@ -58,6 +60,18 @@ type ViewBound interface {
 	// the window stays open; ok is false when only the window's end
 	// releases it.
 	NextVisible(t time.Time) (at time.Time, ok bool)
+}
+
+// WatchBreaker breaks a controller's watch of a kind when its window
+// opens, in a way the watch cannot resume from (410 Expired: the
+// resourceVersion fell out of the watch cache): as a ViewBound it holds
+// the view where the watch broke; once the window has closed, the view
+// catches up by a relist (client-go's reflector listing again), not by
+// the events in between.
+type WatchBreaker interface {
+	ViewBound
+	// BreaksWatch marks the perturbation as a broken watch.
+	BreaksWatch()
 }
 
 // EventFilter keeps events from a controller's handlers: the informer's

@@ -23,6 +23,10 @@ type active struct {
 	held, firstLists int
 	// calls counts the calls a CallFault matched in the window.
 	calls int
+	// closeRev is the store's revision when the window closed; relisted,
+	// the processes whose view a WatchBreaker's relist has caught up.
+	closeRev int64
+	relisted map[*proc]bool
 }
 
 func (a *active) inForce() bool { return a.open && !a.closed }
@@ -157,6 +161,7 @@ func (w *world) updateWindows(state func() State) {
 			}
 			if closed {
 				a.closed = true
+				a.closeRev = w.srv.Store().Rev()
 				w.note(fmt.Sprintf("window closed after %s: %s", time.Since(a.state.OpenAt), a.p.Describe()))
 			}
 		}

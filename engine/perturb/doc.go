@@ -6,7 +6,7 @@
 // A perturbation type is one file: its [Type] entry (name, the scenario
 // fields it takes, its checks against the project, its constructor) and
 // the value it builds, which implements the explorer's capabilities it
-// needs ([explore.ViewBound], [explore.EventFilter], [explore.WriteFault],
+// needs ([explore.ViewBound], [explore.WatchBreaker], [explore.WriteFault],
 // [explore.CallFault], [explore.Scheduler], [explore.Placer]). Adding one is that file, its
 // tests and a line in [Types].
 //
@@ -14,8 +14,11 @@
 //
 // Perturbations stay within client-go's informer contract: a controller's
 // cache for a kind shows a subsequence of the kind's states, in order, and
-// never goes back (staleness holds a view back, dropEvents moves the cache
-// without telling handlers). A crash aborts a reconcile before a write
+// never goes back (staleness holds a view back: a lagging watch, or a
+// lagging watch cache behind a first list; watchBreak holds it where a
+// watch broke, then the reflector lists again and the handlers hear one
+// add, update or DeletedFinalStateUnknown tombstone per object, as
+// client-go's DeltaFIFO.Replace delivers a relist). A crash aborts a reconcile before a write
 // reaches the server, then restarts the controller as a new process would
 // start: fresh reconciler, empty queue, informers re-listed. A restarted
 // process's informers list at the view the staleness in force allows (never

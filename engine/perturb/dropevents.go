@@ -8,21 +8,11 @@ import (
 	"github.com/ctrlbugs/corpus/engine/explore"
 )
 
-// DropEventsType keeps a kind's events from a controller's handlers.
-var DropEventsType = Type{
-	Name:   "dropEvents",
-	Doc:    "one controller's informer of one kind updates its cache but does not notify its handlers during the window",
-	Fields: append([]string{"controller", "kind"}, windowFields...),
-	Check: func(s *Spec) []FieldError {
-		return append(required(s, "controller", "the controller whose handlers miss events"),
-			required(s, "kind", "the kind whose events are dropped, e.g. \"v1/Secret\"")...)
-	},
-	New: func(s *Spec) (explore.Perturbation, error) {
-		return DropEvents{Controller: s.Controller, Kind: s.GroupKind, Win: s.Window}, nil
-	},
-}
-
-// DropEvents mutes Controller's handlers of Kind while its window is open.
+// DropEvents mutes Controller's handlers of Kind while its window is open:
+// the informer's cache moves, its handlers are not told. No informer does
+// that (a watch that breaks leaves the cache where it was and lists again:
+// WatchBreak), so it is not a scenario perturbation (not in Types); the
+// engine's own tests use it to isolate what only a resync delivers.
 type DropEvents struct {
 	Controller string
 	Kind       schema.GroupKind

@@ -73,12 +73,15 @@ type Type struct {
 	New func(s *Spec) (explore.Perturbation, error)
 }
 
+// retiredDropEvents is the type watchBreak replaced.
+const retiredDropEvents = "dropEvents"
+
 // Window fields every windowed type takes.
 var windowFields = []string{"from", "until", "for"}
 
 // Types is the table of perturbation types, in the order the README lists
 // them.
-var Types = []Type{StalenessType, CrashType, DropEventsType, OrderingType, APIErrorType}
+var Types = []Type{StalenessType, CrashType, WatchBreakType, OrderingType, APIErrorType}
 
 // Lookup returns the type named name.
 func Lookup(name string) (Type, bool) {
@@ -106,6 +109,10 @@ func Validate(s *Spec) []FieldError {
 	if !ok {
 		if s.Type == "" {
 			return []FieldError{{"type", "required: one of " + strings.Join(Names(), ", ")}}
+		}
+		if s.Type == retiredDropEvents {
+			return []FieldError{{"type", `"dropEvents" is no longer a perturbation: no informer moves its cache without telling its handlers; ` +
+				`a watch that breaks and lists again is "watchBreak" (the same fields)`}}
 		}
 		return []FieldError{{"type", fmt.Sprintf("unknown perturbation type %q; known types are %s", s.Type, strings.Join(Names(), ", "))}}
 	}

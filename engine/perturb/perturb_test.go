@@ -32,7 +32,7 @@ func TestValidate(t *testing.T) {
 		{"writes mode with a window", perturb.Spec{Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "writes", StaleAt: intp(0), CatchUpAt: intp(2), Set: []string{"controller", "kind", "mode", "staleAt", "catchUpAt", "for"}}, "for", "not with mode writes"},
 		{"lag without lag", perturb.Spec{Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "lag", Set: []string{"controller", "kind", "mode"}}, "lag", "required with mode lag"},
 		{"ordering of none", perturb.Spec{Type: "ordering", Controllers: []string{}, Set: []string{"controllers"}}, "controllers", "at least one"},
-		{"for and until", perturb.Spec{Type: "dropEvents", Controller: "c", Kind: "v1/Secret", Set: []string{"controller", "kind", "for", "until"}}, "for", "not with until"},
+		{"for and until", perturb.Spec{Type: "watchBreak", Controller: "c", Kind: "v1/Secret", Set: []string{"controller", "kind", "for", "until"}}, "for", "not with until"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestTableIsComplete(t *testing.T) {
 	specs := map[string]perturb.Spec{
 		"staleness":  {Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "frozen", Set: []string{"controller", "kind", "mode"}},
 		"crash":      {Type: "crash", Controller: "c", AtWrite: 1, Set: []string{"controller", "atWrite"}},
-		"dropEvents": {Type: "dropEvents", Controller: "c", Kind: "v1/Secret", Set: []string{"controller", "kind"}},
+		"watchBreak": {Type: "watchBreak", Controller: "c", Kind: "v1/Secret", Set: []string{"controller", "kind"}},
 		"ordering":   {Type: "ordering", Controllers: []string{"a", "b"}, Set: []string{"controllers"}},
 		"apiError":   {Type: "apiError", Controller: "c", Code: 429, Set: []string{"controller", "code"}},
 	}
@@ -80,7 +80,7 @@ func TestTableIsComplete(t *testing.T) {
 		}
 		var capable bool
 		switch p.(type) {
-		case explore.ViewBound, explore.EventFilter, explore.WriteFault, explore.Scheduler, explore.CallFault:
+		case explore.ViewBound, explore.WriteFault, explore.Scheduler, explore.CallFault:
 			capable = true
 		}
 		if !capable {

@@ -238,7 +238,8 @@ func malformedCases() []malformedCase {
 		{name: "ordering with no controller", mut: set("perturbations[0]", parse(`{"type": "ordering", "controllers": []}`)), field: "perturbations[0].controllers", msg: "at least one controller", schema: true},
 		{name: "ordering with controller", mut: set("perturbations[0]", parse(`{"type": "ordering", "controller": "source-controller", "controllers": ["source-controller", "kustomize-controller"]}`)), field: "perturbations[0].controller", msg: "not for type ordering", schema: true},
 		{name: "staleness without kind", mut: del("perturbations[0].kind"), field: "perturbations[0].kind", msg: "required: the kind whose cache is stale", schema: true},
-		{name: "dropEvents without kind", mut: set("perturbations[0]", parse(`{"type": "dropEvents", "controller": "source-controller"}`)), field: "perturbations[0].kind", msg: "required: the kind whose events are dropped", schema: true},
+		{name: "watchBreak without kind", mut: set("perturbations[0]", parse(`{"type": "watchBreak", "controller": "source-controller"}`)), field: "perturbations[0].kind", msg: "required: the kind whose watch breaks", schema: true},
+		{name: "dropEvents retired", mut: set("perturbations[0]", parse(`{"type": "dropEvents", "controller": "source-controller", "kind": "v1/Secret"}`)), field: "perturbations[0].type", msg: `"dropEvents" is no longer a perturbation`, schema: true},
 		{name: "explored staleness with from", mut: all(set("perturbations[0].explore", true), set("perturbations[0].from", parse(`{"step": 1}`))), field: "perturbations[0].from", msg: "not with explore", schema: true},
 		{name: "explored crash with atWrite", mut: set("perturbations[0]", parse(`{"type": "crash", "controller": "source-controller", "atWrite": 2, "explore": true}`)), field: "perturbations[0].atWrite", msg: "not with explore", schema: true},
 		{name: "explored moment of a window", mut: set("perturbations[0].from", parse(`{"steps": {"from": 1, "to": 3}}`)), field: "perturbations[0].from.steps", msg: "only an action's moment can be explored"},
@@ -254,7 +255,7 @@ func malformedCases() []malformedCase {
 		{name: "perturbation kind malformed", mut: set("perturbations[0].kind", "Bucket"), field: "perturbations[0].kind", msg: `bad kind "Bucket"`, schema: true},
 		{name: "perturbation kind without its group", mut: set("perturbations[0].kind", "v1/Bucket"), field: "perturbations[0].kind", msg: "unknown kind v1/Bucket"},
 		{name: "perturbation kind unknown", mut: set("perturbations[0].kind", "apps/v1/Deployment"), field: "perturbations[0].kind", msg: "unknown kind apps/v1/Deployment"},
-		{name: "explore on dropEvents", mut: set("perturbations[0]", parse(`{"type": "dropEvents", "controller": "source-controller", "explore": true}`)), field: "perturbations[0].explore", msg: "not for type dropEvents", schema: true},
+		{name: "explore on watchBreak", mut: set("perturbations[0]", parse(`{"type": "watchBreak", "controller": "source-controller", "explore": true}`)), field: "perturbations[0].explore", msg: "not for type watchBreak", schema: true},
 		{name: "repeat on staleness", mut: set("perturbations[0].repeat", true), field: "perturbations[0].repeat", msg: "not for type staleness", schema: true},
 
 		// Search.

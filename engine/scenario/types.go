@@ -238,13 +238,13 @@ type Repeat struct {
 type Perturbation struct {
 	// Type is one of the Perturb* constants.
 	Type string `json:"type"`
-	// Controller is the controller affected (staleness, crash, dropEvents).
+	// Controller is the controller affected (staleness, crash, watchBreak, apiError).
 	Controller string `json:"controller,omitempty"`
 	// Controllers are the controllers whose order is perturbed (ordering
 	// only, at least one: a process's name covers its controllers and its
 	// workers' items).
 	Controllers []string `json:"controllers,omitempty"`
-	// Kind is the kind whose informer is perturbed (staleness, dropEvents;
+	// Kind is the kind whose informer is perturbed (staleness, watchBreak;
 	// required there), "group/version/Kind" (see ParseKind); it must be a
 	// kind the project serves.
 	Kind string `json:"kind,omitempty"`
@@ -494,7 +494,7 @@ const (
 const (
 	PerturbStaleness  = "staleness"
 	PerturbCrash      = "crash"
-	PerturbDropEvents = "dropEvents"
+	PerturbWatchBreak = "watchBreak"
 	PerturbOrdering   = "ordering"
 	PerturbAPIError   = "apiError"
 )
