@@ -10,7 +10,8 @@ import (
 
 // compileHistoryOracle compiles what scenario oracle i needs of the write
 // history beyond every run's records, and pins its definition: a write
-// oracle's predicate, evaluated on every stored write as the run goes; the
+// oracle's predicate (a conventions oracle's is Kubernetes' API conventions),
+// evaluated on every stored write as the run goes; the
 // write times a quiescence oracle judges; the snapshot hashes with
 // timestamps of a nonConvergence oracle that keeps them. Runs without such
 // oracles record nothing more, so their traces are unchanged.
@@ -18,7 +19,7 @@ func compileHistoryOracle(scn *scenario.Scenario, cfg *explore.Config, i int, co
 	o := scn.Oracles[i]
 	field := fmt.Sprintf("oracles[%d]", i)
 	switch o.Type {
-	case oracle.TypeWrite:
+	case oracle.TypeWrite, oracle.TypeConventions:
 		var sel oracle.WriteSelector
 		if s := o.Select; s != nil {
 			if s.Kind != "" {
@@ -30,7 +31,13 @@ func compileHistoryOracle(scn *scenario.Scenario, cfg *explore.Config, i int, co
 			}
 			sel.Namespace, sel.Name, sel.Subresource = s.Namespace, s.Name, s.Subresource
 		}
-		pred, err := oracle.CompileWrite(sel, o.Expr)
+		var pred *oracle.WritePredicate
+		var err error
+		if o.Type == oracle.TypeConventions {
+			pred, err = oracle.CompileConventions(sel)
+		} else {
+			pred, err = oracle.CompileWrite(sel, o.Expr)
+		}
 		if err != nil {
 			return &scenario.Error{File: scn.File(), Field: field + ".expr", Msg: err.Error()}
 		}

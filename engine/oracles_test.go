@@ -38,12 +38,23 @@ func misbehavingProject(t *testing.T) *engine.Project {
 		ctl("deployer", func(mgr *ctrlsim.Manager) error {
 			return (&sample.Deployer{Client: mgr.GetClient()}).SetupWithManager(mgr)
 		}),
+		ctl("conditioner", func(mgr *ctrlsim.Manager) error {
+			return (&sample.Conditioner{Client: mgr.GetClient()}).SetupWithManager(mgr)
+		}),
+		ctl("careless-conditioner", func(mgr *ctrlsim.Manager) error {
+			return (&sample.Conditioner{Client: mgr.GetClient(), Careless: true}).SetupWithManager(mgr)
+		}),
 	}}
 }
 
 func cm(name, data string) string {
 	return `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "` + name + `", "namespace": "default"}` + data + `}`
 }
+
+// deploy is a Deployment for the conditioners.
+const deploy = `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+  "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
+  "spec": {"containers": [{"name": "web", "image": "web:1"}]}}}}`
 
 // TestOracles drives sample controllers through each oracle, each in a case
 // where it fails and a control where it holds.
@@ -61,6 +72,10 @@ func TestOracles(t *testing.T) {
 		{"panic control", `"panicker"`, cm("boom", `, "data": {"mode": "x"}`), ``, `{"name": "o", "type": "panic"}`, false},
 		{"cel invariant over every state", `"defaulter"`, cm("app", ""), ``, `{"name": "o", "type": "cel", "scope": "always", "expr": "!has(object('v1', 'ConfigMap', 'default', 'app').data)"}`, true},
 		{"cel final", `"defaulter"`, cm("app", ""), ``, `{"name": "o", "type": "cel", "expr": "object('v1', 'ConfigMap', 'default', 'app').data.mode == 'safe'"}`, false},
+		// A condition stamped with every write's time, its status unchanged,
+		// breaks the API conventions; kept, it does not.
+		{"conventions: lastTransitionTime moved without a transition", `"careless-conditioner"`, deploy, `"search": {"horizon": "2m"},`, `{"name": "o", "type": "conventions", "select": {"kind": "apps/v1/Deployment"}}`, true},
+		{"conventions control: the time of the last transition kept", `"conditioner"`, deploy, `"search": {"horizon": "2m"},`, `{"name": "o", "type": "conventions", "select": {"kind": "apps/v1/Deployment"}}`, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,6 +92,9 @@ func TestOracles(t *testing.T) {
 				v := out.Runs[0].Verdicts[0]
 				if v.Err != "" || v.Failed() != tc.wantFail {
 					t.Fatalf("verdict %s, want failed=%v", v, tc.wantFail)
+				}
+				if tc.wantFail && v.Type == oracle.TypeConventions && !strings.Contains(v.Evidence, "breaks: a condition's lastTransitionTime changes only when its status changes") {
+					t.Fatalf("conventions evidence: %s", v.Evidence)
 				}
 				if tc.wantFail && v.Type == oracle.TypePanic && !strings.Contains(v.Evidence, "nil pointer") {
 					t.Fatalf("panic evidence lacks the value: %s", v.Evidence)

@@ -3,13 +3,13 @@ package inspect_test
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
-	"time"
 	"io"
 	"net/http"
 	"reflect"
+	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 )

@@ -122,6 +122,7 @@ var judges = map[string]func(s Spec, r *Records) Verdict{
 	TypeLostUpdate:     func(_ Spec, r *Records) Verdict { return LostUpdate(r.Writes) },
 	TypePanic:          func(_ Spec, r *Records) Verdict { return Panic(r.Panics) },
 	TypeWrite:          judgeWrite,
+	TypeConventions:    judgeWrite,
 	TypeQuiescence:     judgeQuiescence,
 	TypeSelfLostUpdate: func(_ Spec, r *Records) Verdict { return SelfLostUpdate(r.Writes) },
 }

@@ -12,10 +12,11 @@ const (
 	TypeWrite          = "write"
 	TypeQuiescence     = "quiescence"
 	TypeSelfLostUpdate = "selfLostUpdate"
+	TypeConventions    = "conventions"
 )
 
 // Types lists every oracle type, in a fixed order.
-var Types = []string{TypeCEL, TypeNonConvergence, TypeDivergence, TypeLostUpdate, TypePanic, TypeWrite, TypeQuiescence, TypeSelfLostUpdate}
+var Types = []string{TypeCEL, TypeNonConvergence, TypeDivergence, TypeLostUpdate, TypePanic, TypeWrite, TypeQuiescence, TypeSelfLostUpdate, TypeConventions}
 
 // Verdict is the outcome of one oracle on one run (or, for [Divergence],
 // on a set of runs).

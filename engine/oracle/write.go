@@ -91,6 +91,12 @@ func DefineWrite(sel WriteSelector, expr string) string {
 	return TypeWrite + ": " + expr
 }
 
+// DefineConventions is the definition of a conventions oracle:
+// "conventions: <ConventionsExpr>", or "conventions <selector>: ...".
+func DefineConventions(sel WriteSelector) string {
+	return TypeConventions + strings.TrimPrefix(DefineWrite(sel, ConventionsExpr()), TypeWrite)
+}
+
 // WritePredicate is a compiled write oracle: a selector and a CEL
 // expression over one [Write] that yields a bool. Its methods are safe for
 // concurrent use.
@@ -98,6 +104,9 @@ type WritePredicate struct {
 	sel  WriteSelector
 	expr string
 	prg  cel.Program
+	// typ is the oracle type the predicate is defined as: TypeWrite, or
+	// TypeConventions (CompileConventions).
+	typ string
 }
 
 // CompileWrite parses and type-checks expr in the write environment (see
@@ -139,7 +148,12 @@ func CheckWriteCEL(expr string) error {
 }
 
 // Def is the predicate's definition ([DefineWrite]).
-func (p *WritePredicate) Def() string { return DefineWrite(p.sel, p.expr) }
+func (p *WritePredicate) Def() string {
+	if p.typ == TypeConventions {
+		return DefineConventions(p.sel)
+	}
+	return DefineWrite(p.sel, p.expr)
+}
 
 // String returns the source expression.
 func (p *WritePredicate) String() string { return p.expr }
@@ -289,10 +303,17 @@ var errNoWriteRecord = errors.New("no record of the write oracle")
 // it first failed on is evaluated again from the objects the record keeps,
 // and must be false (or fail to evaluate) again.
 func judgeWrite(s Spec, r *Records) Verdict {
-	v := Verdict{Type: TypeWrite}
+	v := Verdict{Type: s.Type}
+	if v.Type == "" {
+		v.Type = TypeWrite
+	}
 	head, expr, ok := strings.Cut(s.Def, ": ")
-	if !ok || (head != TypeWrite && !strings.HasPrefix(head, TypeWrite+" ")) {
-		v.Err = fmt.Sprintf("definition %q: want %q", s.Def, DefineWrite(WriteSelector{}, "<expression>"))
+	if !ok || (head != v.Type && !strings.HasPrefix(head, v.Type+" ")) || (v.Type == TypeConventions && expr != ConventionsExpr()) {
+		want := DefineWrite(WriteSelector{}, "<expression>")
+		if v.Type == TypeConventions {
+			want = DefineConventions(WriteSelector{})
+		}
+		v.Err = fmt.Sprintf("definition %q: want %q", s.Def, want)
 		return v
 	}
 	var rec *WriteCheck
@@ -333,6 +354,8 @@ func judgeWrite(s Spec, r *Records) Verdict {
 		v.Evidence = "evaluating " + expr + more
 	case f.Err != "" || err != nil || holds:
 		v.Err = fmt.Sprintf("the records disagree with the predicate on %s: recorded %s, now %s", f.describe(), outcome(false, f.Err), outcome(holds, errString(err)))
+	case v.Type == TypeConventions:
+		v.Evidence = fmt.Sprintf("%s breaks: %s%s", f.describe(), strings.Join(brokenConventions(f.write()), "; "), more)
 	default:
 		v.Evidence = fmt.Sprintf("false on %s: %s%s", f.describe(), expr, more)
 	}

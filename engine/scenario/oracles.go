@@ -16,7 +16,9 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 			v.add(join(field, name), "only for type "+typ)
 		}
 	}
-	only("select", oracle.TypeWrite, o.Select != nil)
+	if o.Select != nil && o.Type != oracle.TypeWrite && o.Type != oracle.TypeConventions {
+		v.add(join(field, "select"), "only for types write and conventions")
+	}
 	only("settle", oracle.TypeQuiescence, o.Settle != nil)
 	only("window", oracle.TypeQuiescence, o.Window != nil)
 	only("maxWrites", oracle.TypeQuiescence, o.MaxWrites != 0)
@@ -31,18 +33,9 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 		} else if err := oracle.CheckWriteCEL(o.Expr); err != nil {
 			v.add(join(field, "expr"), "CEL: "+oneLine(err.Error()))
 		}
-		if sel := o.Select; sel != nil {
-			f := join(field, "select")
-			if sel.Kind != "" {
-				v.kind(join(f, "kind"), sel.Kind)
-			}
-			if sel.Subresource != "" && sel.Subresource != "status" {
-				v.add(join(f, "subresource"), oneOf("subresource", sel.Subresource, []string{"status"}))
-			}
-			if *sel == (WriteSelect{}) {
-				v.add(f, "selects nothing in particular: name at least one of kind, namespace, name, subresource, or leave select out to judge every write")
-			}
-		}
+		v.writeSelect(field, o.Select)
+	case oracle.TypeConventions:
+		v.writeSelect(field, o.Select)
 	case oracle.TypeQuiescence:
 		if o.Settle != nil && o.Settle.Duration < 0 {
 			v.add(join(field, "settle"), fmt.Sprintf("%s: must not be negative", o.Settle))
@@ -53,5 +46,22 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 		if o.MaxWrites < 0 {
 			v.add(join(field, "maxWrites"), fmt.Sprintf("%d: must be at least 1", o.MaxWrites))
 		}
+	}
+}
+
+// writeSelect checks a write or conventions oracle's select.
+func (v *validator) writeSelect(field string, sel *WriteSelect) {
+	if sel == nil {
+		return
+	}
+	f := join(field, "select")
+	if sel.Kind != "" {
+		v.kind(join(f, "kind"), sel.Kind)
+	}
+	if sel.Subresource != "" && sel.Subresource != "status" {
+		v.add(join(f, "subresource"), oneOf("subresource", sel.Subresource, []string{"status"}))
+	}
+	if *sel == (WriteSelect{}) {
+		v.add(f, "selects nothing in particular: name at least one of kind, namespace, name, subresource, or leave select out to judge every write")
 	}
 }
