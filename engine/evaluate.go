@@ -78,7 +78,7 @@ func traceVerdicts(oracles []compiledOracle, vs []oracle.Verdict) []trace.Verdic
 // records the trace keeps.
 func records(oracles []compiledOracle, r *explore.Result) *oracle.Records {
 	recs := &oracle.Records{Writes: r.WriteRecords, Panics: r.Panics, Snapshots: r.Snapshots, Triggers: r.TriggerErrors, Actions: r.ActionErrors,
-		Final: oracle.EndState{Step: r.Final.Step, Time: r.Final.Time}}
+		Liveness: r.Liveness, Final: oracle.EndState{Step: r.Final.Step, Time: r.Final.Time}}
 	for _, o := range oracles {
 		// The run recorded write times (Config.Record.WriteTimes) for it.
 		recs.WriteTimes = recs.WriteTimes || o.spec.Type == oracle.TypeQuiescence

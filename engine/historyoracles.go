@@ -20,19 +20,11 @@ func compileHistoryOracle(scn *scenario.Scenario, cfg *explore.Config, i int, co
 	field := fmt.Sprintf("oracles[%d]", i)
 	switch o.Type {
 	case oracle.TypeWrite, oracle.TypeConventions:
-		var sel oracle.WriteSelector
-		if s := o.Select; s != nil {
-			if s.Kind != "" {
-				gvk, err := scenario.ParseKind(s.Kind)
-				if err != nil {
-					return &scenario.Error{File: scn.File(), Field: field + ".select.kind", Msg: err.Error()}
-				}
-				sel.Group, sel.Kind = gvk.Group, gvk.Kind
-			}
-			sel.Namespace, sel.Name, sel.Subresource = s.Namespace, s.Name, s.Subresource
+		sel, err := writeSelector(scn, field, o.Select)
+		if err != nil {
+			return err
 		}
 		var pred *oracle.WritePredicate
-		var err error
 		if o.Type == oracle.TypeConventions {
 			pred, err = oracle.CompileConventions(sel)
 		} else {
@@ -44,6 +36,17 @@ func compileHistoryOracle(scn *scenario.Scenario, cfg *explore.Config, i int, co
 		co.wc = len(cfg.Record.WriteChecks)
 		cfg.Record.WriteChecks = append(cfg.Record.WriteChecks, pred)
 		co.def = pred.Def()
+	case oracle.TypeLiveness:
+		sel, err := writeSelector(scn, field, o.Select)
+		if err != nil {
+			return err
+		}
+		if o.Within == nil || o.Within.Duration <= 0 {
+			return &scenario.Error{File: scn.File(), Field: field + ".within", Msg: "required for type liveness, positive"}
+		}
+		spec := oracle.LivenessSpec{Sel: sel, Within: o.Within.Duration}
+		cfg.Record.Liveness = append(cfg.Record.Liveness, spec)
+		co.def = spec.Def()
 	case oracle.TypeQuiescence:
 		d := scenario.DefaultQuiescence
 		settle, window, n := d.Settle.Duration, d.Window.Duration, d.MaxWrites
@@ -65,4 +68,22 @@ func compileHistoryOracle(scn *scenario.Scenario, cfg *explore.Config, i int, co
 		}
 	}
 	return nil
+}
+
+// writeSelector is a scenario oracle's select as the oracle package takes
+// it.
+func writeSelector(scn *scenario.Scenario, field string, s *scenario.WriteSelect) (oracle.WriteSelector, error) {
+	var sel oracle.WriteSelector
+	if s == nil {
+		return sel, nil
+	}
+	if s.Kind != "" {
+		gvk, err := scenario.ParseKind(s.Kind)
+		if err != nil {
+			return sel, &scenario.Error{File: scn.File(), Field: field + ".select.kind", Msg: err.Error()}
+		}
+		sel.Group, sel.Kind = gvk.Group, gvk.Kind
+	}
+	sel.Namespace, sel.Name, sel.Subresource = s.Namespace, s.Name, s.Subresource
+	return sel, nil
 }

@@ -56,6 +56,9 @@ const deploy = `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"na
   "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
   "spec": {"containers": [{"name": "web", "image": "web:1"}]}}}}`
 
+// deployKept is deploy with a finalizer no controller here removes.
+var deployKept = strings.Replace(deploy, `"namespace": "default"}`, `"namespace": "default", "finalizers": ["example.com/keep"]}`, 1)
+
 // TestOracles drives sample controllers through each oracle, each in a case
 // where it fails and a control where it holds.
 func TestOracles(t *testing.T) {
@@ -75,6 +78,10 @@ func TestOracles(t *testing.T) {
 		// A condition stamped with every write's time, its status unchanged,
 		// breaks the API conventions; kept, it does not.
 		{"conventions: lastTransitionTime moved without a transition", `"careless-conditioner"`, deploy, `"search": {"horizon": "2m"},`, `{"name": "o", "type": "conventions", "select": {"kind": "apps/v1/Deployment"}}`, true},
+		// An object whose deletion a finalizer nobody removes holds forever
+		// is not gone: liveness fails where every state oracle holds.
+		{"liveness: a deletion stuck on a finalizer", `"conditioner"`, deployKept, `"search": {"horizon": "3m"}, "actions": [{"name": "delete", "at": {"time": "10s"}, "op": "delete", "object": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"}}}],`, `{"name": "o", "type": "liveness", "select": {"kind": "apps/v1/Deployment"}, "within": "1m"}`, true},
+		{"liveness control: reconciled, not deleted", `"conditioner"`, deployKept, `"search": {"horizon": "3m"},`, `{"name": "o", "type": "liveness", "select": {"kind": "apps/v1/Deployment"}, "within": "1m"}`, false},
 		{"conventions control: the time of the last transition kept", `"conditioner"`, deploy, `"search": {"horizon": "2m"},`, `{"name": "o", "type": "conventions", "select": {"kind": "apps/v1/Deployment"}}`, false},
 	}
 	for _, tc := range cases {
@@ -92,6 +99,9 @@ func TestOracles(t *testing.T) {
 				v := out.Runs[0].Verdicts[0]
 				if v.Err != "" || v.Failed() != tc.wantFail {
 					t.Fatalf("verdict %s, want failed=%v", v, tc.wantFail)
+				}
+				if tc.wantFail && v.Type == oracle.TypeLiveness && !strings.Contains(v.Evidence, "Deployment.apps default/web not gone within 1m0s of step") {
+					t.Fatalf("liveness evidence: %s", v.Evidence)
 				}
 				if tc.wantFail && v.Type == oracle.TypeConventions && !strings.Contains(v.Evidence, "breaks: a condition's lastTransitionTime changes only when its status changes") {
 					t.Fatalf("conventions evidence: %s", v.Evidence)

@@ -311,6 +311,7 @@ func (w *world) closeRun() {
 	// state too: an invariant that reads the clock is judged there.
 	w.checkClockInvariants()
 	st := w.state()
+	w.finishLiveness()
 	w.res.Final = st
 	w.res.FinalHash = w.hash.current()
 	w.res.Steps = w.step

@@ -57,6 +57,9 @@ type Result struct {
 	// WriteChecks has one record per Config.Record.WriteChecks (nil when
 	// the run stored no write).
 	WriteChecks []oracle.WriteCheck
+	// Liveness has one record per Config.Record.Liveness (nil when it
+	// has none).
+	Liveness []oracle.LivenessRecord
 	// Applied has one entry per Config.Perturbations, in order.
 	Applied []Applied
 	// TriggerErrors are the first evaluation error of each trigger whose

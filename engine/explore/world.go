@@ -89,6 +89,8 @@ type ctrl struct {
 }
 
 type world struct {
+	// liveness are this run's liveness checkers (Config.Record.Liveness).
+	liveness []*oracle.Liveness
 	ctx     context.Context
 	cfg     *Config
 	chooser Chooser

@@ -19,6 +19,10 @@ type Recording struct {
 	// oracles), evaluated as the run goes, several writes in one step
 	// included: Result.WriteChecks has one record each, in order.
 	WriteChecks []*oracle.WritePredicate
+	// Liveness are liveness oracles: each run judges every stored write
+	// with a fresh checker of each (oracle.LivenessSpec.New), and
+	// Result.Liveness has one record each, in order.
+	Liveness []oracle.LivenessSpec
 	// WriteTimes records each write's virtual time in its WriteRecord
 	// (oracle.WriteRecord.T), for quiescence oracles.
 	WriteTimes bool
@@ -33,11 +37,16 @@ type Recording struct {
 // and after.
 func (w *world) checkWrite(writer string, v verb.Verb, sub string, ev store.Event) {
 	checks := w.cfg.Record.WriteChecks
-	if len(checks) == 0 {
+	if len(checks) == 0 && len(w.cfg.Record.Liveness) == 0 {
 		return
 	}
-	if w.res.WriteChecks == nil {
+	if w.res.WriteChecks == nil && len(checks) > 0 {
 		w.res.WriteChecks = make([]oracle.WriteCheck, len(checks))
+	}
+	if w.liveness == nil {
+		for _, s := range w.cfg.Record.Liveness {
+			w.liveness = append(w.liveness, s.New())
+		}
 	}
 	wr := oracle.Write{Step: w.step, Time: w.now(), Writer: writer, Verb: v, Subresource: sub,
 		Group: ev.Key.GroupKind.Group, Kind: ev.Key.GroupKind.Kind, Namespace: ev.Key.Namespace, Name: ev.Key.Name,
@@ -50,6 +59,26 @@ func (w *world) checkWrite(writer string, v verb.Verb, sub string, ev store.Even
 	}
 	for i, p := range checks {
 		w.res.WriteChecks[i].Observe(p, wr)
+	}
+	for _, l := range w.liveness {
+		l.Observe(wr)
+	}
+}
+
+// finishLiveness judges what the run's liveness oracles still hold open at
+// its end.
+func (w *world) finishLiveness() {
+	specs := w.cfg.Record.Liveness
+	if len(specs) == 0 {
+		return
+	}
+	end := w.now()
+	for i, s := range specs {
+		l := s.New()
+		if i < len(w.liveness) {
+			l = w.liveness[i]
+		}
+		w.res.Liveness = append(w.res.Liveness, l.Finish(end))
 	}
 }
 

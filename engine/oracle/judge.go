@@ -36,6 +36,9 @@ type Records struct {
 	// WriteChecks are the write oracles as the explorer judged them on
 	// every stored write, one per definition (see [WriteCheck]).
 	WriteChecks []WriteCheck `json:"writeChecks,omitempty"`
+	// Liveness are the liveness oracles as the explorer judged them over
+	// the run's writes, one per definition (see [Liveness]).
+	Liveness []LivenessRecord `json:"liveness,omitempty"`
 	// WriteTimes reports that every record of Writes carries its time
 	// (WriteRecord.T): recorded for quiescence oracles only.
 	WriteTimes bool `json:"writeTimes,omitempty"`
@@ -123,6 +126,7 @@ var judges = map[string]func(s Spec, r *Records) Verdict{
 	TypePanic:          func(_ Spec, r *Records) Verdict { return Panic(r.Panics) },
 	TypeWrite:          judgeWrite,
 	TypeConventions:    judgeWrite,
+	TypeLiveness:       judgeLiveness,
 	TypeQuiescence:     judgeQuiescence,
 	TypeSelfLostUpdate: func(_ Spec, r *Records) Verdict { return SelfLostUpdate(r.Writes) },
 }

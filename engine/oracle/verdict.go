@@ -13,10 +13,11 @@ const (
 	TypeQuiescence     = "quiescence"
 	TypeSelfLostUpdate = "selfLostUpdate"
 	TypeConventions    = "conventions"
+	TypeLiveness       = "liveness"
 )
 
 // Types lists every oracle type, in a fixed order.
-var Types = []string{TypeCEL, TypeNonConvergence, TypeDivergence, TypeLostUpdate, TypePanic, TypeWrite, TypeQuiescence, TypeSelfLostUpdate, TypeConventions}
+var Types = []string{TypeCEL, TypeNonConvergence, TypeDivergence, TypeLostUpdate, TypePanic, TypeWrite, TypeQuiescence, TypeSelfLostUpdate, TypeConventions, TypeLiveness}
 
 // Verdict is the outcome of one oracle on one run (or, for [Divergence],
 // on a set of runs).

@@ -16,9 +16,10 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 			v.add(join(field, name), "only for type "+typ)
 		}
 	}
-	if o.Select != nil && o.Type != oracle.TypeWrite && o.Type != oracle.TypeConventions {
-		v.add(join(field, "select"), "only for types write and conventions")
+	if o.Select != nil && o.Type != oracle.TypeWrite && o.Type != oracle.TypeConventions && o.Type != oracle.TypeLiveness {
+		v.add(join(field, "select"), "only for types write, conventions and liveness")
 	}
+	only("within", oracle.TypeLiveness, o.Within != nil)
 	only("settle", oracle.TypeQuiescence, o.Settle != nil)
 	only("window", oracle.TypeQuiescence, o.Window != nil)
 	only("maxWrites", oracle.TypeQuiescence, o.MaxWrites != 0)
@@ -36,6 +37,14 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 		v.writeSelect(field, o.Select)
 	case oracle.TypeConventions:
 		v.writeSelect(field, o.Select)
+	case oracle.TypeLiveness:
+		v.writeSelect(field, o.Select)
+		switch {
+		case o.Within == nil:
+			v.add(join(field, "within"), "required for type liveness: how long an object may wait to be reconciled or removed, e.g. \"2m\"")
+		case o.Within.Duration <= 0:
+			v.add(join(field, "within"), fmt.Sprintf("%s: must be positive", o.Within))
+		}
 	case oracle.TypeQuiescence:
 		if o.Settle != nil && o.Settle.Duration < 0 {
 			v.add(join(field, "settle"), fmt.Sprintf("%s: must not be negative", o.Settle))

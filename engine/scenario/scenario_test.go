@@ -284,7 +284,7 @@ func malformedCases() []malformedCase {
 		{name: "write oracle selecting an unknown kind", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"kind": "apps/v1/Deployment"}`))), field: "oracles[1].select.kind", msg: "unknown kind"},
 		{name: "write oracle selecting scale", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"subresource": "scale"}`))), field: "oracles[1].select.subresource", msg: `unknown subresource "scale"`, schema: true},
 		{name: "write oracle with an empty select", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{}`))), field: "oracles[1].select", msg: "selects nothing in particular", schema: true},
-		{name: "select on a cel oracle", mut: set("oracles[0].select", parse(`{"name": "podinfo"}`)), field: "oracles[0].select", msg: "only for types write and conventions", schema: true},
+		{name: "select on a cel oracle", mut: set("oracles[0].select", parse(`{"name": "podinfo"}`)), field: "oracles[0].select", msg: "only for types write, conventions and liveness", schema: true},
 		{name: "unknown field in a select", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"verb": "update"}`))), field: "oracles[1].select.verb", msg: "unknown field", schema: true},
 		{name: "quiescence window not positive", mut: all(set("oracles[1].type", "quiescence"), set("oracles[1].window", "0s")), field: "oracles[1].window", msg: "must be positive"},
 		{name: "quiescence settle negative", mut: all(set("oracles[1].type", "quiescence"), set("oracles[1].settle", "-1s")), field: "oracles[1].settle", msg: "must not be negative"},

@@ -417,6 +417,10 @@ type Oracle struct {
 	Settle    *Duration `json:"settle,omitempty"`
 	Window    *Duration `json:"window,omitempty"`
 	MaxWrites int       `json:"maxWrites,omitempty"`
+	// Within bounds a liveness oracle (liveness only, required): every
+	// object it selects is reconciled within it of its creation or spec
+	// change, and gone within it of its deletion.
+	Within *Duration `json:"within,omitempty"`
 	// HashTimestamps makes a nonConvergence oracle compare states with
 	// their timestamps kept (nonConvergence only): a loop that rewrites
 	// only a timestamp between two values is then a cycle.
