@@ -91,18 +91,18 @@ type ctrl struct {
 type world struct {
 	// liveness are this run's liveness checkers (Config.Record.Liveness).
 	liveness []*oracle.Liveness
-	ctx     context.Context
-	cfg     *Config
-	chooser Chooser
-	start   time.Time
-	srv     *apiserver.Server
-	env     *ctrlsim.Env
-	procs   []*proc
-	ctrls   []*ctrl // every process's controllers, in start order
-	seq     int64
-	step    int
-	active  []*active // parallel to cfg.Perturbations
-	actions []bool    // done
+	ctx      context.Context
+	cfg      *Config
+	chooser  Chooser
+	start    time.Time
+	srv      *apiserver.Server
+	env      *ctrlsim.Env
+	procs    []*proc
+	ctrls    []*ctrl // every process's controllers, in start order
+	seq      int64
+	step     int
+	active   []*active // parallel to cfg.Perturbations
+	actions  []bool    // done
 	// actionAt: when each action that is done fired (Follow triggers
 	// count from it).
 	actionAt []time.Time
