@@ -373,3 +373,46 @@ func TestResultTraceOnlyAfterFinish(t *testing.T) {
 		}
 	})
 }
+
+// TestPerStreamDelay: each process has its own watch streams. With one
+// process's Secret stream 20 s behind and another's current, the first
+// reads the rotated Secret stale and the second never does.
+func TestPerStreamDelay(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		cfg := mirrorConfig(t, nil)
+		setup := cfg.Controllers[0].Setup
+		cfg.Controllers = []explore.Controller{{Name: "mirror-a", Setup: setup}, {Name: "mirror-b", Setup: setup}}
+		cfg.Perturbations = []explore.Perturbation{perturb.Staleness{Controller: "mirror-a", Kind: schema.GroupKind{Kind: "Secret"}, Mode: perturb.ModeLag, Lag: 20 * time.Second}}
+		ten := 10 * time.Second
+		sec := cfg.Objects[0].DeepCopy()
+		_ = unstructured.SetNestedField(sec.Object, map[string]any{"k9": "dg=="}, "data")
+		cfg.Actions = []explore.Action{{Name: "rotate", At: explore.Trigger{Time: &ten}, Op: "update", Obj: sec}}
+		r, err := explore.Run(t.Context(), cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := map[string]int{}
+		reads := map[string]int{}
+		for _, s := range tr.Steps {
+			for _, op := range s.Ops {
+				if op.Kind != "Secret" || op.Verb != "get" {
+					continue
+				}
+				reads[s.Controller]++
+				if op.Stale() {
+					stale[s.Controller]++
+				}
+			}
+		}
+		if reads["mirror-a"] == 0 || reads["mirror-b"] == 0 {
+			t.Fatalf("Secret reads %v: each process should read it", reads)
+		}
+		if stale["mirror-a"] == 0 || stale["mirror-b"] != 0 {
+			t.Errorf("stale Secret reads %v of %v; want some by mirror-a (its stream 20 s behind), none by mirror-b", stale, reads)
+		}
+	})
+}
