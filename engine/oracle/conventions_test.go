@@ -5,24 +5,6 @@ import (
 	"testing"
 )
 
-// widget is an object with a generation and the status fields the
-// conventions read.
-func widget(gen, observed int64, conds ...map[string]any) map[string]any {
-	status := map[string]any{}
-	if observed > 0 {
-		status["observedGeneration"] = observed
-	}
-	if len(conds) > 0 {
-		var l []any
-		for _, c := range conds {
-			l = append(l, c)
-		}
-		status["conditions"] = l
-	}
-	return map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
-		"metadata": map[string]any{"name": "w", "namespace": "default", "generation": gen}, "status": status}
-}
-
 func condAt(typ, status, at string) map[string]any {
 	return map[string]any{"type": typ, "status": status, "lastTransitionTime": at}
 }
@@ -37,29 +19,29 @@ func TestConditionConventionOracle(t *testing.T) {
 		old, new map[string]any
 		broken   string // "" holds
 	}{
-		{"created", nil, widget(1, 0, condAt("Ready", "False", t0)), ""},
-		{"status changes with its time", widget(1, 1, condAt("Ready", "False", t0)), widget(1, 1, condAt("Ready", "True", t1)), ""},
-		{"message changes, time kept", widget(1, 1, condAt("Ready", "False", t0)), widget(1, 1, condAt("Ready", "False", t0)), ""},
-		{"a new condition", widget(1, 1, condAt("Ready", "False", t0)), widget(1, 1, condAt("Ready", "False", t0), condAt("Synced", "True", t1)), ""},
-		{"time moves, status kept", widget(1, 1, condAt("Ready", "False", t0)), widget(1, 1, condAt("Ready", "False", t1)),
+		{"created", nil, deployment(1, 0, condAt("Ready", "False", t0)), ""},
+		{"status changes with its time", deployment(1, 1, condAt("Ready", "False", t0)), deployment(1, 1, condAt("Ready", "True", t1)), ""},
+		{"message changes, time kept", deployment(1, 1, condAt("Ready", "False", t0)), deployment(1, 1, condAt("Ready", "False", t0)), ""},
+		{"a new condition", deployment(1, 1, condAt("Ready", "False", t0)), deployment(1, 1, condAt("Ready", "False", t0), condAt("Synced", "True", t1)), ""},
+		{"time moves, status kept", deployment(1, 1, condAt("Ready", "False", t0)), deployment(1, 1, condAt("Ready", "False", t1)),
 			"a condition's lastTransitionTime changes only when its status changes"},
-		{"observedGeneration ahead", widget(2, 1), widget(2, 3), "status.observedGeneration is at most metadata.generation"},
-		{"observedGeneration caught up", widget(2, 1), widget(2, 2), ""},
-		{"a condition's observedGeneration ahead", widget(1, 1), widget(1, 1, map[string]any{"type": "Ready", "status": "True", "observedGeneration": int64(2)}),
+		{"observedGeneration ahead", deployment(2, 1), deployment(2, 3), "status.observedGeneration is at most metadata.generation"},
+		{"observedGeneration caught up", deployment(2, 1), deployment(2, 2), ""},
+		{"a condition's observedGeneration ahead", deployment(1, 1), deployment(1, 1, map[string]any{"type": "Ready", "status": "True", "observedGeneration": int64(2)}),
 			"a condition's observedGeneration is at most metadata.generation"},
-		{"deleted", widget(1, 1), nil, ""},
+		{"deleted", deployment(1, 1), nil, ""},
 	}
-	p, err := CompileConventions(WriteSelector{Group: "example.com", Kind: "Widget"})
+	p, err := CompileConventions(WriteSelector{Group: "apps", Kind: "Deployment"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(p.Def(), "conventions kind=Widget.example.com: ") {
+	if !strings.HasPrefix(p.Def(), "conventions kind=Deployment.apps: ") {
 		t.Errorf("definition %q", p.Def())
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := Write{Step: 2, Writer: "widget-controller", Verb: "update", Subresource: "status", Group: "example.com", Kind: "Widget",
-				Key: "Widget.example.com default/w", RV: "7", Old: tt.old, New: tt.new}
+			w := Write{Step: 2, Writer: "deployment-controller", Verb: "update", Subresource: "status", Group: "apps", Kind: "Deployment",
+				Key: "Deployment.apps default/web", RV: "7", Old: tt.old, New: tt.new}
 			rec := WriteCheck{Def: p.Def()}
 			rec.Observe(p, w)
 			v := Judge(Spec{Name: "conventions", Type: TypeConventions, Def: p.Def()}, &Records{WriteChecks: []WriteCheck{rec}})
