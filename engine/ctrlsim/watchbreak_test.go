@@ -96,7 +96,7 @@ func TestWatchBreakRelist(t *testing.T) {
 			must(t, err)
 			resp, err := mgr.GetHTTPClient().Transport.RoundTrip(req)
 			must(t, err)
-			defer resp.Body.Close()
+			defer func() { _ = resp.Body.Close() }()
 
 			a := configMap("a", map[string]string{"v": "2"})
 			must(t, f.direct.Update(ctx, a))

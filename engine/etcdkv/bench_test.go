@@ -28,7 +28,7 @@ func BenchmarkUpdate(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer kv.Close()
+		defer func() { _ = kv.Close() }()
 		s, err := kv.Storage(ctx, etcdkv.StorageConfig{Codec: codec, NewFunc: func() runtime.Object { return &example.Pod{} },
 			NewListFunc: func() runtime.Object { return &example.PodList{} }, ResourcePrefix: "/pods/", Resource: schema.GroupResource{Resource: "pods"}})
 		if err != nil {

@@ -184,7 +184,8 @@ func setup(t *testing.T) (context.Context, *conformanceStore) {
 }
 
 // stored checks what kube wrote at key: one object, without
-// resourceVersion or selfLink (kube's own test's invariant).
+// resourceVersion or selfLink (kube's own test's invariant, selfLink
+// deprecated as it is).
 func (c *conformanceStore) stored(ctx context.Context, t *testing.T, key string) {
 	resp, err := c.kv.Get(ctx, key)
 	if err != nil || len(resp.Kvs) != 1 {
@@ -194,8 +195,8 @@ func (c *conformanceStore) stored(ctx context.Context, t *testing.T, key string)
 	if err != nil {
 		t.Fatalf("decode %s: %v\n%s", key, err, resp.Kvs[0].Value)
 	}
-	if p := obj.(*example.Pod); p.ResourceVersion != "" || p.SelfLink != "" {
-		t.Errorf("stored %s has resourceVersion %q, selfLink %q; want both empty", key, p.ResourceVersion, p.SelfLink)
+	if p := obj.(*example.Pod); p.ResourceVersion != "" || p.SelfLink != "" { //nolint:staticcheck // kube's own test checks the deprecated selfLink too
+		t.Errorf("stored %s has resourceVersion %q, selfLink %q; want both empty", key, p.ResourceVersion, p.SelfLink) //nolint:staticcheck // as above
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -98,7 +97,7 @@ func (kv *KV) AddRoute(r Route) error {
 		}
 	}
 	kv.routes = append(kv.routes, r)
-	sort.SliceStable(kv.routes, func(i, j int) bool { return len(kv.routes[i].Prefix) > len(kv.routes[j].Prefix) })
+	slices.SortStableFunc(kv.routes, func(a, b Route) int { return len(b.Prefix) - len(a.Prefix) })
 	return nil
 }
 

@@ -20,7 +20,7 @@ func TestRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kv.Close()
+	defer func() { _ = kv.Close() }()
 	if _, err := kv.Put(ctx, "/pods/ns/a", `{"kind":"Pod"}`); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestCompactedReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kv.Close()
+	defer func() { _ = kv.Close() }()
 	for range 3 {
 		if _, err := kv.Put(ctx, "/pods/ns/a", `{"kind":"Pod"}`); err != nil {
 			t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +80,7 @@ func TestSeamInspectAgree(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer resp.Body.Close()
+				defer func() { _ = resp.Body.Close() }()
 				if strings.Contains(url, "watch=true") && resp.StatusCode == http.StatusOK {
 					return resp.StatusCode, watchEvents(t, resp.Body)
 				}
@@ -125,7 +125,7 @@ func jsonDiff(at string, a, b any) string {
 		for k := range keys {
 			sorted = append(sorted, k)
 		}
-		sort.Strings(sorted)
+		slices.Sort(sorted)
 		for _, k := range sorted {
 			if d := jsonDiff(at+"."+k, am[k], bm[k]); d != "" {
 				return d
