@@ -47,17 +47,29 @@ type Options struct {
 	// Plan, when set, is the scenario's variants as PlanVariants listed
 	// them in another bubble, with the same options but Variant, Replay
 	// and Mode; Variant must name one of them. Run does not list them again
-	// (which runs the scenario without its placed perturbation first): it waits
-	// until the virtual time that run ended at in the listing's bubble, so
-	// the variant starts when it would have after listing in this one,
-	// calls BeforeRun, and runs it. What else that run left behind in a
-	// bubble (the random sources' positions) is the caller's to restore,
-	// in BeforeRun: enginetest does it; `make verify` replays every
-	// recorded trace through it, and CTRLBUGS_CHECK_PLAN=1 compares each
-	// planned variant's trace with listing again.
+	// (which runs the scenario without its placed perturbation first): it
+	// runs the named variant at once, and the bubble must be fresh (its
+	// clock at synctest's origin, nothing run in it before): a variant's
+	// run is the same whatever ran before it (runsAtOrigin).
 	Plan *Plan
-	// BeforeRun is called right before the planned variant's run.
-	BeforeRun func()
+	// Isolate, when set, runs fn in a fresh synctest bubble whose random
+	// sources are seeded with the scenario's seed, and returns once fn has
+	// returned (enginetest.Bubble does). Run is then called outside any
+	// bubble: it lists the variants in one such bubble (unless Plan is
+	// given: listed before, it is used as it is) and makes each run
+	// (each variant; each trial of a random search; each schedule of a
+	// DFS) in a bubble of its own, so that every run starts at the same
+	// clock origin with freshly seeded sources, whatever ran before it:
+	// a run is a function of the scenario, its options and the seed
+	// alone (TestVariantIsolation). Without it every run is made in the
+	// caller's bubble, one after another (the engine's own tests).
+	Isolate func(fn func(ctx context.Context))
+
+	// oneTrial, when > 0, keeps only trial oneTrial-1 of a random search.
+	oneTrial int
+	// prog, when set, counts the runs (an isolated search's, across its
+	// bubbles).
+	prog *runProgress
 }
 
 // mine reports whether work unit k belongs to this shard.
@@ -118,68 +130,79 @@ func (o *Outcome) FirstFailing() *RunOutcome {
 	return nil
 }
 
-// Run executes a scenario against a project inside the caller's synctest
-// bubble. When the runs were made but an action never fired or a
-// perturbation never applied in any of them (the scenario's fault, an
-// error naming the field), the outcome is returned with the error, so that
-// the runs' traces can show why (make explore keeps the first).
+// Run executes a scenario against a project: inside the caller's synctest
+// bubble, or, with Options.Isolate, each run in a fresh bubble of its own.
+// When the runs were made but an action never fired or a perturbation
+// never applied in any of them (the scenario's fault, an error naming the
+// field), the outcome is returned with the error, so that the runs' traces
+// can show why (make explore keeps the first).
 func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) (*Outcome, error) {
 	if err := validate(scn, p); err != nil {
 		return nil, err
 	}
+	if opts.Isolate != nil {
+		return runIsolated(scn, p, opts)
+	}
+	out, cfg, err := runShared(ctx, scn, p, opts)
+	if err != nil || opts.Reference {
+		return out, err
+	}
+	return out, settle(scn, cfg, out)
+}
+
+// settle holds a search's runs together to what applies across them: each
+// perturbation applied and each action fired in some run
+// (checkApplied), and the divergence oracle over their final states.
+func settle(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) error {
+	if err := checkApplied(scn, cfg, out); err != nil {
+		return err
+	}
+	if len(out.Runs) > 1 && hasOracle(scn, oracle.TypeDivergence) {
+		finals := map[string]oracle.FinalState{}
+		for _, r := range out.Runs {
+			finals[r.Label] = oracle.FinalState{Objects: r.Final.Objects, Hash: r.FinalHash}
+		}
+		v := oracle.Divergence(finals)
+		out.Divergence = &v
+	}
+	return nil
+}
+
+// runShared makes the runs opts selects one after another in the caller's
+// bubble, and returns them with the configuration they were compiled to.
+func runShared(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) (*Outcome, *explore.Config, error) {
 	cfg, oracles, err := Compile(scn, p, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	mode := scn.Search.Mode
-	if opts.Mode != "" {
-		mode = opts.Mode
-	}
-	if opts.Reference {
-		mode = scenario.SearchReference
-	}
+	mode := searchMode(scn, opts)
 	out := &Outcome{Scenario: scn.Name, Mode: mode}
-	var prog *runProgress
+	prog := opts.prog
 	add := func(label string, r *explore.Result) {
-		ro := &RunOutcome{Label: label, FinalHash: r.FinalHash, Final: r.Final, Writes: r.Writes, Stop: r.Stop, Steps: r.Steps, Applied: r.Applied,
-			TriggerErrors: r.TriggerErrors, ActionErrors: r.ActionErrors}
-		recs := records(oracles, r)
-		ro.Verdicts = evaluate(oracles, recs)
-		ro.Trace = r.Finish(recs, traceVerdicts(oracles, ro.Verdicts))
+		ro := outcome(label, r, oracles)
 		out.Runs = append(out.Runs, ro)
 		prog.ran(ro.Failed())
 	}
 	var ev []explore.Variant
 	if opts.Plan != nil {
 		if ev, err = opts.Plan.variants(scn, cfg, opts); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else if ev, err = explore.Variants(ctx, cfg, scn.Search.MaxDepth); err != nil {
-		return nil, &scenario.Error{File: scn.File(), Field: "perturbations", Msg: err.Error()}
+		return nil, nil, &scenario.Error{File: scn.File(), Field: "perturbations", Msg: err.Error()}
 	}
 	var variants []variant
 	for _, v := range ev {
 		variants = append(variants, variant{label: v.Label, cfg: v.Cfg})
 	}
-	total := 0
-	if mode != scenario.SearchDFS {
-		for _, v := range variants {
-			if opts.Variant == "" || v.label == opts.Variant {
-				total++
-			}
+	if prog == nil {
+		labels := make([]string, len(variants))
+		for i, v := range variants {
+			labels[i] = v.label
 		}
-		if opts.Reference {
-			total = min(total, 1)
-		}
-		if mode == scenario.SearchRandom {
-			total *= scn.Search.Trials
-		}
-		if opts.Shards > 1 {
-			total = 0 // a shard's share is not counted ahead
-		}
+		prog = newRunProgress(scn.Name, countRuns(scn, opts, mode, labels))
+		defer prog.end()
 	}
-	prog = newRunProgress(scn.Name, total)
-	defer prog.end()
 	kept := 0
 	unit := -1
 	for _, v := range variants {
@@ -196,14 +219,11 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 				continue
 			}
 		}
-		if opts.Plan != nil && opts.BeforeRun != nil {
-			opts.BeforeRun()
-		}
 		switch mode {
 		case scenario.SearchReference, "":
 			r, err := explore.Run(ctx, v.cfg, nil)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			add(v.label, r)
 		case scenario.SearchDFS:
@@ -213,17 +233,17 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 					return true
 				})
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		case scenario.SearchRandom:
 			for i := range scn.Search.Trials {
 				unit++
-				if !opts.mine(unit) {
+				if !opts.mine(unit) || (opts.oneTrial > 0 && i != opts.oneTrial-1) {
 					continue
 				}
 				r, err := explore.RandomTrial(ctx, v.cfg, scn.Search.Seed, i)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				add(fmt.Sprintf("%strial %d", v.prefix(), i), r)
 			}
@@ -231,12 +251,12 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 			rec := opts.Replay
 			if rec == nil {
 				if rec, err = trace.ReadFile(scn.ResolvePath(scn.Search.Trace)); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			r, div, err := explore.Replay(ctx, v.cfg, rec)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if div == nil {
 				div = oracleDrift(rec, oracles)
@@ -244,7 +264,7 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 			out.ReplayDivergence = div
 			add("replay", r)
 		default:
-			return nil, fmt.Errorf("%s: search.mode: unknown mode %q", scn.File(), mode)
+			return nil, nil, fmt.Errorf("%s: search.mode: unknown mode %q", scn.File(), mode)
 		}
 	}
 	if kept == 0 {
@@ -252,23 +272,201 @@ func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) 
 		for _, v := range variants {
 			labels = append(labels, v.label)
 		}
-		return nil, fmt.Errorf("%s: no search variant %q (have: %s)", scn.File(), opts.Variant, strings.Join(labels, "; "))
+		return nil, nil, fmt.Errorf("%s: no search variant %q (have: %s)", scn.File(), opts.Variant, strings.Join(labels, "; "))
+	}
+	return out, cfg, nil
+}
+
+// outcome judges one run by the oracles and writes its trace.
+func outcome(label string, r *explore.Result, oracles []compiledOracle) *RunOutcome {
+	ro := &RunOutcome{Label: label, FinalHash: r.FinalHash, Final: r.Final, Writes: r.Writes, Stop: r.Stop, Steps: r.Steps, Applied: r.Applied,
+		TriggerErrors: r.TriggerErrors, ActionErrors: r.ActionErrors}
+	recs := records(oracles, r)
+	ro.Verdicts = evaluate(oracles, recs)
+	ro.Trace = r.Finish(recs, traceVerdicts(oracles, ro.Verdicts))
+	return ro
+}
+
+// searchMode is the search mode opts run scn in.
+func searchMode(scn *scenario.Scenario, opts Options) string {
+	switch {
+	case opts.Reference:
+		return scenario.SearchReference
+	case opts.Mode != "":
+		return opts.Mode
+	}
+	return scn.Search.Mode
+}
+
+// countRuns is how many runs a search of the variants labels makes, for
+// the progress line; 0 when it is not known ahead (a DFS, a shard).
+func countRuns(scn *scenario.Scenario, opts Options, mode string, labels []string) int {
+	if mode == scenario.SearchDFS || opts.Shards > 1 {
+		return 0
+	}
+	total := 0
+	for _, l := range labels {
+		if opts.Variant == "" || l == opts.Variant {
+			total++
+		}
 	}
 	if opts.Reference {
+		total = min(total, 1)
+	}
+	if mode == scenario.SearchRandom {
+		total *= scn.Search.Trials
+	}
+	return total
+}
+
+// runIsolated is Run with Options.Isolate: the variants are listed in one
+// fresh bubble and each run is made in another, as runShared would make
+// it there alone (its Variant, its trial; a DFS's schedules one bubble
+// each). Sharding numbers the units as runShared does.
+func runIsolated(scn *scenario.Scenario, p *Project, opts Options) (*Outcome, error) {
+	isolate := opts.Isolate
+	opts.Isolate = nil
+	pl := opts.Plan
+	if pl == nil {
+		var err error
+		isolate(func(ctx context.Context) {
+			if err = runsAtOrigin(scn); err == nil {
+				pl, err = PlanVariants(ctx, scn, p, opts)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	mode := searchMode(scn, opts)
+	if mode == scenario.SearchReplay && opts.Variant == "" && len(pl.labels) > 0 {
+		// A replay follows one recorded run: the first variant's, as in
+		// runShared.
+		opts.Variant = pl.labels[0]
+	}
+	prog := newRunProgress(scn.Name, countRuns(scn, opts, mode, pl.labels))
+	defer prog.end()
+	out := &Outcome{Scenario: scn.Name, Mode: mode}
+	var cfg *explore.Config
+	// one makes the run(s) o selects in a fresh bubble.
+	one := func(o Options) error {
+		o.Plan, o.prog, o.Shard, o.Shards = pl, prog, 0, 0
+		var r *Outcome
+		var c *explore.Config
+		var err error
+		isolate(func(ctx context.Context) { r, c, err = runShared(ctx, scn, p, o) })
+		if err != nil {
+			return err
+		}
+		if cfg == nil {
+			cfg = c
+		}
+		out.Runs = append(out.Runs, r.Runs...)
+		if r.ReplayDivergence != nil {
+			out.ReplayDivergence = r.ReplayDivergence
+		}
+		return nil
+	}
+	kept, unit := 0, -1
+	for _, label := range pl.labels {
+		if opts.Variant != "" && label != opts.Variant {
+			continue
+		}
+		if opts.Reference && kept > 0 {
+			break
+		}
+		kept++
+		o := opts
+		o.Variant, o.Plan = label, pl
+		switch mode {
+		case scenario.SearchRandom:
+			for i := range scn.Search.Trials {
+				if unit++; !opts.mine(unit) {
+					continue
+				}
+				o.oneTrial = i + 1
+				if err := one(o); err != nil {
+					return nil, err
+				}
+			}
+		case scenario.SearchDFS:
+			if unit++; !opts.mine(unit) {
+				continue
+			}
+			if err := dfsIsolated(scn, p, o, isolate, prog, out); err != nil {
+				return nil, err
+			}
+		default:
+			if unit++; !opts.mine(unit) {
+				continue
+			}
+			if err := one(o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if kept == 0 {
+		return nil, fmt.Errorf("%s: no search variant %q (have: %s)", scn.File(), opts.Variant, strings.Join(pl.labels, "; "))
+	}
+	if opts.Reference || cfg == nil {
+		// cfg is nil when this shard made no run: nothing to settle.
 		return out, nil
 	}
-	if err := checkApplied(scn, cfg, out); err != nil {
-		return out, err
+	return out, settle(scn, cfg, out)
+}
+
+// dfsIsolated runs the DFS of variant o.Variant with each schedule in a
+// fresh bubble of its own (the configuration compiled in it), appending
+// the runs to out.
+func dfsIsolated(scn *scenario.Scenario, p *Project, o Options, isolate func(func(context.Context)), prog *runProgress, out *Outcome) error {
+	var last *RunOutcome
+	runPrefix := func(prefix []int) (*explore.Result, error) {
+		var r *explore.Result
+		var err error
+		isolate(func(ctx context.Context) {
+			var cfg *explore.Config
+			var oracles []compiledOracle
+			if cfg, oracles, err = Compile(scn, p, o); err != nil {
+				return
+			}
+			var ev []explore.Variant
+			if ev, err = o.Plan.variants(scn, cfg, o); err != nil {
+				return
+			}
+			for _, v := range ev {
+				if v.Label == o.Variant {
+					if r, err = explore.Run(ctx, v.Cfg, &explore.Prefix{Choices: prefix}); err == nil {
+						last = outcome("", r, oracles)
+					}
+				}
+			}
+		})
+		return r, err
 	}
-	if len(out.Runs) > 1 && hasOracle(scn, oracle.TypeDivergence) {
-		finals := map[string]oracle.FinalState{}
-		for _, r := range out.Runs {
-			finals[r.Label] = oracle.FinalState{Objects: r.Final.Objects, Hash: r.FinalHash}
-		}
-		v := oracle.Divergence(finals)
-		out.Divergence = &v
+	v := variant{label: o.Variant}
+	_, err := explore.DFS(context.Background(), &explore.Config{Scenario: scn.Name}, explore.DFSOptions{MaxStates: scn.Search.MaxStates, MaxDepth: scn.Search.MaxDepth, RunPrefix: runPrefix},
+		func(prefix []int, r *explore.Result) bool {
+			last.Label = fmt.Sprintf("%sschedule %v", v.prefix(), prefix)
+			out.Runs = append(out.Runs, last)
+			prog.ran(last.Failed())
+			return true
+		})
+	return err
+}
+
+// origin is where synctest starts a bubble's clock (testing/synctest:
+// "the initial time in a bubble is midnight UTC 2000-01-01").
+var origin = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// runsAtOrigin makes a run that would not start at its bubble's origin an
+// error: it would inherit the clock of what ran before it, and the timers,
+// batching windows and timestamps of the controllers with it.
+func runsAtOrigin(scn *scenario.Scenario) error {
+	if now := time.Now(); !now.Equal(origin) {
+		return fmt.Errorf("%s: a run must start where its synctest bubble starts (%s); this one is at %s (something ran before it in the bubble, or there is no bubble)",
+			scn.File(), origin.Format(time.RFC3339), now.UTC().Format(time.RFC3339Nano))
 	}
-	return out, nil
+	return nil
 }
 
 func hasOracle(scn *scenario.Scenario, typ string) bool {
@@ -466,19 +664,13 @@ func PlanVariants(ctx context.Context, scn *scenario.Scenario, p *Project, opts 
 // Labels are the variants' labels, in search order.
 func (pl *Plan) Labels() []string { return pl.labels }
 
-// Ran reports whether listing ran the scenario (without its placed
-// perturbation):
-// only then is there anything for Options.Plan to save, and anything for
-// BeforeRun to restore.
-func (pl *Plan) Ran() bool { return !pl.ex.End.IsZero() }
-
 // planKey keeps the options that shape a listing.
 func planKey(o Options) Options {
 	return Options{DropPerturbations: o.DropPerturbations, DropActions: o.DropActions, Ablations: o.Ablations}
 }
 
-// variants are the plan's variants of cfg (compiled from scn with opts),
-// once the bubble's clock is where the listing's run left it.
+// variants are the plan's variants of cfg (compiled from scn with opts)
+// for a run in a fresh bubble (runsAtOrigin).
 func (pl *Plan) variants(scn *scenario.Scenario, cfg *explore.Config, opts Options) ([]explore.Variant, error) {
 	if scn != pl.scn || fmt.Sprint(planKey(opts)) != fmt.Sprint(pl.opts) {
 		return nil, fmt.Errorf("%s: Options.Plan was listed for %s with %+v, not for this scenario and options", scn.File(), pl.scn.File(), pl.opts)
@@ -486,12 +678,8 @@ func (pl *Plan) variants(scn *scenario.Scenario, cfg *explore.Config, opts Optio
 	if opts.Variant == "" {
 		return nil, fmt.Errorf("%s: Options.Plan runs one variant: name it (Options.Variant)", scn.File())
 	}
-	if pl.Ran() {
-		d := time.Until(pl.ex.End)
-		if d < 0 {
-			return nil, fmt.Errorf("%s: Options.Plan: this bubble is %v past the time the listing's run ended; run a planned variant first in a bubble", scn.File(), -d)
-		}
-		time.Sleep(d)
+	if err := runsAtOrigin(scn); err != nil {
+		return nil, fmt.Errorf("%w; Options.Plan runs a variant alone in a bubble", err)
 	}
 	return pl.ex.Variants(cfg), nil
 }

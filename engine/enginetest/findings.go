@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -202,13 +203,10 @@ func verb(fails bool) string { return map[bool]string{true: "fails", false: "hol
 // allVariants checks a run whose claim covers every variant of the search
 // (finding.Run.Variants "all"). In reference mode, where each run is one
 // variant labelled by it, the variants are listed without running them
-// (engine.PlanVariants) and each is run alone, in its own bubble
-// pinned to the scenario's seed: in the shared bubble each variant would
-// draw its jitter where the previous one left the random source, so its run
-// would differ from the one `make record` writes for that variant, and the
-// write-up's per-variant account could not be replayed. In the other
+// (engine.PlanVariants) and each is run alone, in its own bubble pinned to
+// the scenario's seed, here or in a pool's helper processes. In the other
 // modes (several runs per variant) the runs of one engine.Run without a
-// variant filter are checked. which names the finding's run: "primary" or
+// variant filter are checked, each alone in its bubble too. which names the finding's run: "primary" or
 // "control".
 //
 // pl, when not nil, is a pool of helper processes started for this run
@@ -223,15 +221,9 @@ func allVariants(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *fin
 	o.Variant = ""
 	if !oneRunPerVariant(scn) {
 		pl.stop()
-		var all *engine.Outcome
-		Bubble(t, scn.Search.Seed, func(t *testing.T) {
-			var err error
-			if all, err = engine.Run(t.Context(), scn, p, o); err != nil {
-				problem = "harness error: " + err.Error()
-			}
-		})
-		if problem != "" {
-			return 0, 0, problem
+		all, err := runAlone(t, scn, p, o)
+		if err != nil {
+			return 0, 0, "harness error: " + err.Error()
 		}
 		return every(all, f, r)
 	}
@@ -297,44 +289,20 @@ func oneRunPerVariant(scn *scenario.Scenario) bool {
 func runVariant(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, r finding.Run, o engine.Options, label string, l *listing) variantResult {
 	res := variantResult{Label: label}
 	o.Variant = label
-	var planned [][]byte
-	Bubble(t, scn.Search.Seed, func(t *testing.T) {
-		po := l.options(t, o)
-		out, err := engine.Run(t.Context(), scn, p, po)
-		if err != nil {
-			res.N, res.Problem = 1, fmt.Sprintf("variant %q: harness error: %v", label, err)
-			return
-		}
-		res.OK, res.N, res.Problem = every(out, f, r)
-		if po.Plan != nil && os.Getenv(envCheckPlan) == "1" {
-			for _, ro := range out.Runs {
-				planned = append(planned, ro.Trace)
-			}
-		}
-	})
-	if planned == nil || res.Problem != "" {
+	out, err := runAlone(t, scn, p, l.options(o))
+	if err != nil {
+		res.N, res.Problem = 1, fmt.Sprintf("variant %q: harness error: %v", label, err)
 		return res
 	}
-	// CTRLBUGS_CHECK_PLAN=1: the variant again, listing first in its
-	// bubble; the traces must be the same bytes.
-	Bubble(t, scn.Search.Seed, func(t *testing.T) {
-		out, err := engine.Run(t.Context(), scn, p, o)
-		if err != nil {
-			res.Problem = fmt.Sprintf("variant %q: harness error listing again: %v", label, err)
-			return
-		}
-		if len(out.Runs) != len(planned) {
-			res.Problem = fmt.Sprintf("variant %q: %d runs listing again, %d planned", label, len(out.Runs), len(planned))
-			return
-		}
-		for i, ro := range out.Runs {
-			if d := FirstDifference(planned[i], ro.Trace); d != "" {
-				res.Problem = fmt.Sprintf("variant %q: the planned run's trace differs from the one listing again gives, at %s", label, d)
-				return
-			}
-		}
-	})
+	res.OK, res.N, res.Problem = every(out, f, r)
 	return res
+}
+
+// runAlone runs scn under o with each run alone in a fresh bubble pinned
+// to the scenario's seed (engine.Options.Isolate); call it outside a
+// bubble.
+func runAlone(t *testing.T, scn *scenario.Scenario, p *engine.Project, o engine.Options) (*engine.Outcome, error) {
+	return engine.Run(context.Background(), scn, p, isolated(t, scn.Search.Seed, o))
 }
 
 // replay replays the recorded trace rec (whose bytes are recorded) alone in
@@ -342,10 +310,10 @@ func runVariant(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *find
 // replay agrees byte for byte and gives the primary run's expected verdict.
 func replay(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.Finding, rec *trace.Trace, recorded []byte, primaryList *listing) (replayed []byte, mismatch string) {
 	t.Helper()
-	Bubble(t, scn.Search.Seed, func(t *testing.T) {
+	func() {
 		o := opts(f.Primary)
 		o.Mode, o.Replay, o.Variant = "replay", rec, rec.Header.Variant
-		out, err := engine.Run(t.Context(), scn, p, primaryList.options(t, o))
+		out, err := runAlone(t, scn, p, primaryList.options(o))
 		if err != nil {
 			mismatch = "harness error: " + err.Error()
 			return
@@ -369,7 +337,7 @@ func replay(t *testing.T, scn *scenario.Scenario, p *engine.Project, f *finding.
 		if !bytes.Equal(replayed, recorded) {
 			mismatch = "the replayed trace is not byte-identical to the recorded one: " + firstDiff(recorded, replayed)
 		}
-	})
+	}()
 	return replayed, mismatch
 }
 
@@ -425,7 +393,6 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		fmt.Println(finding.Verdict{ID: f.ID, Line: finding.Broken, Detail: "scenario: " + err.Error()})
 		t.Fatal(err)
 	}
-	seed := scn.Search.Seed
 	if mode == ModeVariants {
 		// A helper of a parent's pool (pool.go).
 		which := os.Getenv(envWhich)
@@ -447,21 +414,15 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	claim := finding.ClaimOf(f.Status)
 	switch mode {
 	case ModeRecord:
-		var tr []byte
-		Bubble(t, seed, func(t *testing.T) {
-			out, err := engine.Run(t.Context(), scn, p, primaryList.options(t, opts(f.Primary)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ro, problem := pick(out, f, f.Primary)
-			if problem != "" {
-				t.Fatalf("%s: primary run does not give the expected verdict: %s", f.ID, problem)
-			}
-			tr = ro.Trace
-		})
-		if t.Failed() {
-			return
+		out, err := runAlone(t, scn, p, primaryList.options(opts(f.Primary)))
+		if err != nil {
+			t.Fatal(err)
 		}
+		ro, problem := pick(out, f, f.Primary)
+		if problem != "" {
+			t.Fatalf("%s: primary run does not give the expected verdict: %s", f.ID, problem)
+		}
+		tr := ro.Trace
 		// A claim about every variant is not recorded unless it holds in
 		// every variant.
 		if f.Primary.AllVariants() {
@@ -469,18 +430,18 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 				t.Fatalf("%s: not recorded: the primary run claims every variant, %d/%d agree: %s", f.ID, ok, n, problem)
 			}
 		}
-		// What is recorded must replay: a run of a random or DFS search
-		// starts where the runs before it in its bubble left the global
-		// random sources, which a replay, alone in a bubble, does not.
+		// What is recorded must replay: every run of a search is made
+		// alone in its bubble, as a replay is; a run of a random or DFS
+		// search is checked here all the same, since a replay follows its
+		// recorded choices rather than its seed.
 		if !oneRunPerVariant(scn) {
 			rec, err := trace.Read(bytes.NewReader(tr))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, mismatch := replay(t, scn, p, f, rec, tr, primaryList); mismatch != "" {
-				t.Fatalf("%s: not recorded: the run of the %s search that gives the expected verdict does not replay alone (%s); "+
-					"a run other than the search's first starts where the runs before it left the global random sources: "+
-					"choose a seed whose first run shows the verdict", f.ID, scn.Search.Mode, mismatch)
+				t.Fatalf("%s: not recorded: the run of the %s search that gives the expected verdict does not replay alone (%s)",
+					f.ID, scn.Search.Mode, mismatch)
 			}
 		}
 		if err := os.WriteFile(f.Abs(f.Trace), tr, 0o644); err != nil {
@@ -513,19 +474,17 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			report(problem)
 			return
 		}
-		Bubble(t, seed, func(t *testing.T) {
-			out, err := engine.Run(t.Context(), scn, p, primaryList.options(t, opts(f.Primary)))
-			if err != nil {
-				harnessBroken(err.Error())
-				return
-			}
-			_, problem := pick(out, f, f.Primary)
-			if f.Primary.Expect == "holds" {
-				n := len(out.Runs)
-				v.Runs = &n
-			}
-			report(problem)
-		})
+		out, err := runAlone(t, scn, p, primaryList.options(opts(f.Primary)))
+		if err != nil {
+			harnessBroken(err.Error())
+			return
+		}
+		_, problem := pick(out, f, f.Primary)
+		if f.Primary.Expect == "holds" {
+			n := len(out.Runs)
+			v.Runs = &n
+		}
+		report(problem)
 		return
 	}
 	rec, err := trace.ReadFile(f.Abs(f.Trace))
@@ -572,16 +531,12 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			control = finding.Underscored(problem)
 		}
 	} else {
-		Bubble(t, seed, func(t *testing.T) {
-			out, err := engine.Run(t.Context(), scn, p, opts(f.Control))
-			if err != nil {
-				control = "harness error: " + err.Error()
-				return
-			}
-			if _, problem := pick(out, f, f.Control); problem != "" {
-				control = finding.Underscored(problem)
-			}
-		})
+		out, err := runAlone(t, scn, p, opts(f.Control))
+		if err != nil {
+			control = "harness error: " + err.Error()
+		} else if _, problem := pick(out, f, f.Control); problem != "" {
+			control = finding.Underscored(problem)
+		}
 	}
 	v := finding.Verdict{ID: f.ID, Line: finding.Verify, Claim: claim, Mismatch: mismatch, Variants: variants,
 		Control: control, Also: alsoRuns(t, p, f), Trace: trace.Hash(replayed)}
@@ -644,14 +599,11 @@ func alsoRuns(t *testing.T, p *engine.Project, f *finding.Finding) []finding.Als
 		if err != nil {
 			problem = "harness error: " + err.Error()
 		} else {
-			Bubble(t, scn.Search.Seed, func(t *testing.T) {
-				out, err := engine.Run(t.Context(), scn, p, opts(r))
-				if err != nil {
-					problem = "harness error: " + err.Error()
-					return
-				}
+			if out, err := runAlone(t, scn, p, opts(r)); err != nil {
+				problem = "harness error: " + err.Error()
+			} else {
 				_, problem = pick(out, f, r)
-			})
+			}
 		}
 		out = append(out, finding.Also{Label: r.Label, Problem: finding.Underscored(problem)})
 	}

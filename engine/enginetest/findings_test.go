@@ -167,9 +167,7 @@ func TestFindings(t *testing.T) {
 						continue
 					}
 					n, helpersOnly := strings.CutSuffix(jobs, " helpers-only")
-					// Every planned variant is checked against listing
-					// again (plan.go).
-					env := []string{"CTRLBUGS_JOBS=" + n, "CTRLBUGS_CHECK_PLAN=1"}
+					env := []string{"CTRLBUGS_JOBS=" + n}
 					if helpersOnly {
 						env = append(env, "CTRLBUGS_VARIANTS_IN_HELPERS=1")
 					}
@@ -193,14 +191,13 @@ func TestFindings(t *testing.T) {
 	}
 }
 
-// TestFindingsRecordReplaysAlone: a finding on a random search records
-// its run only if that run replays alone in a bubble, as reproduce and
-// verify will replay it. The namer draws a name from the global util/rand
-// source, so the search's second run, which starts where the first left
-// that source, does not replay alone: a finding whose oracle holds only
-// there (that the name differs from the first run's) is refused, naming why,
-// while one on the first run is recorded. (Without the check the second
-// run was recorded and every reproduce then failed at the namer's patch.)
+// TestFindingsRecordReplaysAlone: every trial of a random search is made
+// alone in a fresh bubble, so a trial does not start where the one before
+// it left the global random sources. The namer draws a name from the global
+// util/rand source: the second trial draws the first's name (a finding
+// that it differs, which held when trials shared a bubble, is refused:
+// the oracle holds in both runs), and the finding recorded on a trial
+// replays alone in verify.
 func TestFindingsRecordReplaysAlone(t *testing.T) {
 	root := t.TempDir()
 	scn := `{
@@ -245,16 +242,22 @@ func TestFindingsRecordReplaysAlone(t *testing.T) {
 		"control: {label: ablated, ablations: [generation], expect: fails}", "control: {label: control, dropPerturbations: true, expect: holds}").Replace(read(t, f4)))
 	out, err := child(t, root, "record")
 	if err == nil {
-		t.Errorf("record passed with a run that does not replay alone:\n%s", out)
+		t.Errorf("record passed with a claim that the second trial draws another name:\n%s", out)
 	}
 	for _, re := range []string{`(?m)^sample-f5: recorded findings/sample/sample-f5.trace.jsonl`,
-		`sample-f4: not recorded: the run of the random search that gives the expected verdict does not replay alone \(.+\); .*choose a seed whose first run shows the verdict`} {
+		`sample-f4: primary run does not give the expected verdict: oracle named-as-first holds in all 2 runs`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("record output lacks %s:\n%s", re, out)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(root, "findings", "sample", "sample-f4.trace.jsonl")); err == nil {
 		t.Errorf("sample-f4's trace was written")
+	}
+	if err := os.Remove(f4); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := child(t, root, "verify"); err != nil || !regexp.MustCompile(`(?m)^sample-f5 REFUTED control=clean trace=sha256:`).MatchString(out) {
+		t.Errorf("verify: %v:\n%s", err, out)
 	}
 }
 
@@ -268,11 +271,10 @@ func read(t *testing.T, path string) string {
 }
 
 // TestFindingsPlannedClock: a variant run from the listing (plan.go)
-// starts at the virtual time the listing's run ended, here 50s in, where an
-// action moved the clock; CTRLBUGS_CHECK_PLAN compares each planned
-// variant's trace with the one listing again in its bubble gives. (Checked
-// that it can fail: with the planned run sleeping half as long, every
-// variant reports "the planned run's trace differs".)
+// starts at synctest's clock origin, not where the listing's run ended
+// (here 50 s in, where an action moved the clock): the recorded trace's
+// objects are created at 2000-01-01T00:00:00Z, and verify, running every
+// variant alone, agrees with it.
 func TestFindingsPlannedClock(t *testing.T) {
 	root := t.TempDir()
 	scn := strings.Replace(sampleScenario, `"search": {"horizon": "1m"},`, `"actions": [{"name": "late", "at": {"time": "50s"}, "op": "patch", "patchType": "merge",
@@ -282,13 +284,21 @@ func TestFindingsPlannedClock(t *testing.T) {
 	put(t, filepath.Join(root, "scenarios", "sample", "counter.json"), scn)
 	put(t, filepath.Join(root, "findings", "sample", "sample-f1.md"), sampleFinding("sample-f1", "counted", "variants: all, "))
 	for _, mode := range []string{"record", "verify"} {
-		out, err := child(t, root, mode, "CTRLBUGS_JOBS=1", "CTRLBUGS_CHECK_PLAN=1")
+		out, err := child(t, root, mode, "CTRLBUGS_JOBS=1")
 		if err != nil {
 			t.Fatalf("%s: %v:\n%s", mode, err, out)
 		}
 		if mode == "verify" && !regexp.MustCompile(`(?m)^sample-f1 REFUTED variants=5/5 control=clean trace=sha256:`).MatchString(out) {
 			t.Fatalf("verify: output lacks the verdict line with five variants:\n%s", out)
 		}
+	}
+	tr := read(t, filepath.Join(root, "findings", "sample", "sample-f1.trace.jsonl"))
+	stamps := regexp.MustCompile(`"creationTimestamp":"([^"]+)"`).FindAllStringSubmatch(tr, -1)
+	if len(stamps) == 0 {
+		t.Fatal("the trace has no creationTimestamp")
+	}
+	if got := stamps[0][1]; got != "2000-01-01T00:00:00Z" {
+		t.Errorf("the variant's first object was created at %s, want the clock origin 2000-01-01T00:00:00Z", got)
 	}
 }
 

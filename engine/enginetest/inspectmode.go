@@ -107,11 +107,10 @@ func InspectTrace(t *testing.T, p *engine.Project, root, path string) (*inspect.
 
 func inspectReplay(t *testing.T, p *engine.Project, scn *scenario.Scenario, id string, o engine.Options) (*inspect.Recording, error) {
 	var r inspect.Recorder
-	var out *engine.Outcome
-	var err error
-	Bubble(t, scn.Search.Seed, func(t *testing.T) {
-		out, err = engine.Run(r.Context(t.Context()), scn, p, o)
-	})
+	o.Isolate = func(fn func(ctx context.Context)) {
+		Bubble(t, scn.Search.Seed, func(t *testing.T) { fn(r.Context(t.Context())) })
+	}
+	out, err := engine.Run(context.Background(), scn, p, o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: replay: %w", id, err)
 	}

@@ -193,8 +193,8 @@ func Scenarios(t *testing.T, p *engine.Project) {
 			}
 			var first [][]byte
 			for pass := range 2 {
-				Bubble(t, scn.Search.Seed, func(t *testing.T) {
-					out, err := engine.Run(t.Context(), scn, p, l.options(t, o))
+				func() {
+					out, err := runAlone(t, scn, p, l.options(o))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -217,7 +217,7 @@ func Scenarios(t *testing.T, p *engine.Project) {
 							fmt.Print(trace.Timeline(tr, 40))
 						}
 					}
-				})
+				}()
 			}
 		})
 	}
@@ -240,20 +240,14 @@ func Scenarios(t *testing.T, p *engine.Project) {
 // runs' lines and a summary, and writes its digest to CTRLBUGS_DIGEST.
 func full(t *testing.T, p *engine.Project, root, path string, scn *scenario.Scenario) {
 	start := time.Now()
-	var d *digest.Scenario
-	Bubble(t, scn.Search.Seed, func(t *testing.T) {
-		out, err := engine.Run(t.Context(), scn, p, engine.Options{Label: "scenario"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range out.Runs {
-			fmt.Println(runLine(scn.Name, r))
-		}
-		d = Digest(filepath.Base(path), out)
-	})
-	if d == nil {
-		return
+	out, err := runAlone(t, scn, p, engine.Options{Label: "scenario"})
+	if err != nil {
+		t.Fatal(err)
 	}
+	for _, r := range out.Runs {
+		fmt.Println(runLine(scn.Name, r))
+	}
+	d := Digest(filepath.Base(path), out)
 	// The wall time (outside the bubble: inside, time is virtual) is for
 	// the log only; the digest does not keep it.
 	fmt.Printf("explore-all: %s/%s: %d runs, %d failing (%.1fs)\n", p.Name, d.File, d.Runs, d.Failing, time.Since(start).Seconds())
@@ -432,8 +426,8 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 		outDir = filepath.Join(root, "out", "explore")
 	}
 	fmt.Printf("explore: %s (mode %s, seed %d, shard %d/%d)\n", rel(root, path), scn.Search.Mode, scn.Search.Seed, opts.Shard, max(opts.Shards, 1))
-	Bubble(t, scn.Search.Seed, func(t *testing.T) {
-		out, err := engine.Run(t.Context(), scn, p, opts)
+	func() {
+		out, err := runAlone(t, scn, p, opts)
 		if err != nil {
 			fmt.Printf("explore: %v\n", err)
 			if out != nil && len(out.Runs) > 0 {
@@ -513,7 +507,7 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 			fmt.Printf("explore: first failing run %q: trace written to %s\n", r.Label, rel(root, file))
 			fmt.Printf("explore: render it: make render TRACE=%s   (STORY=3 the steps around what happened; MERMAID=1 a sequence diagram)\n", rel(root, file))
 		}
-	})
+	}()
 }
 
 func sanitize(s string) string {

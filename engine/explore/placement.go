@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // Variant is one configuration a search runs: the scenario as written
@@ -33,19 +32,15 @@ func Variants(ctx context.Context, cfg *Config, bound int) ([]Variant, error) {
 }
 
 // A Plan is what listing a configuration's variants learnt: which
-// perturbation is placed (or which actions' moments are explored) and where,
-// and when the run the placements were read from (the configuration with
-// the placed perturbation left out) ended. The placements are plain
+// perturbation is placed (or which actions' moments are explored) and
+// where, read from the run of the configuration with the placed
+// perturbation left out. The placements are plain
 // values, so a Plan made in one bubble gives the same variants of the same
 // configuration compiled in another ([Plan.Variants]), without that run.
 type Plan struct {
 	idx    int   // the placed perturbation (-1: none)
 	acts   []int // the actions whose moments are explored, in order
 	placed []Placement
-	// End is the bubble's clock when the run without the placed
-	// perturbation ended; zero when listing ran nothing (no placed
-	// perturbation).
-	End time.Time
 }
 
 // PlanVariants lists cfg's variants as Variants does (running cfg without
@@ -82,7 +77,6 @@ func PlanVariants(ctx context.Context, cfg *Config, bound int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.End = time.Now()
 	p.placed = cfg.Perturbations[p.idx].(Placer).Placements(r, bound)
 	if len(p.placed) == 0 {
 		return nil, fmt.Errorf("perturbation %d (%s) has nowhere to be placed: the run without it made no write it could follow", p.idx, cfg.Perturbations[p.idx].Describe())

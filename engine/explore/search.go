@@ -14,6 +14,10 @@ import (
 type DFSOptions struct {
 	MaxStates int // runs at most
 	MaxDepth  int // choice points at most per run
+	// RunPrefix, when set, makes each of the search's runs in place of
+	// Run(ctx, cfg, &Prefix{Choices: prefix}): the engine makes each in a
+	// fresh bubble of its own, so that no run inherits another's clock.
+	RunPrefix func(prefix []int) (*Result, error)
 }
 
 // DFS runs every schedule over cfg's choice points, de-duplicating choice
@@ -33,7 +37,13 @@ func DFS(ctx context.Context, cfg *Config, opts DFSOptions, visit func(prefix []
 	for len(stack) > 0 && runs < opts.MaxStates {
 		prefix := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		r, err := Run(ctx, cfg, &Prefix{Choices: prefix})
+		var r *Result
+		var err error
+		if opts.RunPrefix != nil {
+			r, err = opts.RunPrefix(prefix)
+		} else {
+			r, err = Run(ctx, cfg, &Prefix{Choices: prefix})
+		}
 		if err != nil {
 			return runs, err
 		}
