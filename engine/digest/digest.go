@@ -49,8 +49,68 @@ type Scenario struct {
 	// AcrossRuns is the divergence oracle's outcome over every run, when
 	// the scenario has one and ran more than once.
 	AcrossRuns string `json:"acrossRuns,omitempty"`
+	// FailingBy counts, per oracle, the runs in which it failed: which
+	// oracles make Failing (a search can fail an oracle no finding is
+	// about). Derived from Verdicts whenever the digest is written.
+	FailingBy map[string]int `json:"failingBy,omitempty"`
+	// Findings are the findings' runs made on this scenario: each says
+	// whether it is this search as written or what it changes, so that a
+	// reader does not take a control's failing runs for the primary's.
+	// Set from the findings' front matter when the digest is written
+	// (explore-digest); not a verdict, so Diff does not compare it.
+	Findings []Use `json:"findings,omitempty"`
 	// Verdicts are the runs in search order.
 	Verdicts []Run `json:"verdicts"`
+}
+
+// Use is one run of a finding made on a scenario.
+type Use struct {
+	// Finding is the finding's id; Run "primary", "control" or "also
+	// <label>".
+	Finding string `json:"finding"`
+	Run     string `json:"run"`
+	// Expect is the verdict the run claims for Oracle.
+	Expect string `json:"expect"`
+	Oracle string `json:"oracle"`
+	// Search is "as written" when the run is this search unchanged;
+	// otherwise what it changes ("without action create-huge", "variant
+	// staleness after write 2", ...).
+	Search string `json:"search"`
+}
+
+// AsWritten is Use.Search for a run that is its scenario's search unchanged.
+const AsWritten = "as written"
+
+// failingBy counts the failing runs of each oracle in vs.
+func failingBy(vs []Run) map[string]int {
+	var m map[string]int
+	for _, r := range vs {
+		for o, out := range r.Oracles {
+			if out == Fails {
+				if m == nil {
+					m = map[string]int{}
+				}
+				m[o]++
+			}
+		}
+	}
+	return m
+}
+
+// FailingSummary is how many runs fail each oracle, "" when none does:
+// "every-pod-bound-at-end 241, no-pod-pending-with-room 46".
+func (s *Scenario) FailingSummary() string {
+	m := failingBy(s.Verdicts)
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, m[n])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Run is one run's oracle outcomes.
@@ -79,6 +139,9 @@ func Read(path string) (*File, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	for i := range f.Scenarios {
+		f.Scenarios[i].FailingBy = failingBy(f.Scenarios[i].Verdicts)
+	}
 	return &f, nil
 }
 
@@ -95,6 +158,7 @@ func ReadScenario(path string) (*Scenario, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	s.FailingBy = failingBy(s.Verdicts)
 	return &s, nil
 }
 
@@ -132,6 +196,32 @@ func (s *Scenario) marshal(indent string) []byte {
 	fmt.Fprintf(&b, "{\n%s  \"file\": %s, \"mode\": %s, \"runs\": %d, \"failing\": %d,", indent, str(s.File), str(s.Mode), s.Runs, s.Failing)
 	if s.AcrossRuns != "" {
 		fmt.Fprintf(&b, " \"acrossRuns\": %s,", str(s.AcrossRuns))
+	}
+	if m := failingBy(s.Verdicts); len(m) > 0 {
+		names := make([]string, 0, len(m))
+		for n := range m {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		fmt.Fprintf(&b, "\n%s  \"failingBy\": {", indent)
+		for i, n := range names {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s: %d", str(n), m[n])
+		}
+		b.WriteString("},")
+	}
+	if len(s.Findings) > 0 {
+		fmt.Fprintf(&b, "\n%s  \"findings\": [", indent)
+		for i, u := range s.Findings {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "\n%s    {\"finding\": %s, \"run\": %s, \"expect\": %s, \"oracle\": %s, \"search\": %s}",
+				indent, str(u.Finding), str(u.Run), str(u.Expect), str(u.Oracle), str(u.Search))
+		}
+		fmt.Fprintf(&b, "\n%s  ],", indent)
 	}
 	fmt.Fprintf(&b, "\n%s  \"verdicts\": [", indent)
 	for i, r := range s.Verdicts {

@@ -45,7 +45,17 @@ func TestMarshal(t *testing.T) {
 	if string(back.Marshal()) != string(data) {
 		t.Errorf("read back differs:\n%s\n%s", data, back.Marshal())
 	}
+	// The failing runs by oracle, derived from the verdicts, and the
+	// findings' runs on a scenario are written and read back.
+	if !strings.Contains(string(data), `"failingBy": {"a<b>": 1},`) {
+		t.Errorf("no failingBy line:\n%s", data)
+	}
 	s := f.Scenarios[0]
+	s.FailingBy = failingBy(s.Verdicts)
+	s.Findings = []Use{{Finding: "p-1", Run: "control", Expect: "fails", Oracle: "a<b>", Search: "without action x"}}
+	if got := s.FailingSummary(); got != "a<b> 1" {
+		t.Errorf("FailingSummary %q", got)
+	}
 	if err := os.WriteFile(path, s.Marshal(), 0o644); err != nil {
 		t.Fatal(err)
 	}

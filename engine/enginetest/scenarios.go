@@ -250,7 +250,11 @@ func full(t *testing.T, p *engine.Project, root, path string, scn *scenario.Scen
 	d := Digest(filepath.Base(path), out)
 	// The wall time (outside the bubble: inside, time is virtual) is for
 	// the log only; the digest does not keep it.
-	fmt.Printf("explore-all: %s/%s: %d runs, %d failing (%.1fs)\n", p.Name, d.File, d.Runs, d.Failing, time.Since(start).Seconds())
+	by := ""
+	if s := d.FailingSummary(); s != "" {
+		by = " [by oracle: " + s + "]"
+	}
+	fmt.Printf("explore-all: %s/%s: %d runs, %d failing%s (%.1fs)\n", p.Name, d.File, d.Runs, d.Failing, by, time.Since(start).Seconds())
 	if dir := os.Getenv(EnvDigest); dir != "" {
 		file := filepath.Join(dir, p.Name, d.File)
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {

@@ -68,7 +68,7 @@ func TestScenarioTiers(t *testing.T) {
 	if full := runLines(out); len(full) != 4 {
 		t.Errorf("full tier: want the four placements of a, got %q", full)
 	}
-	if !strings.Contains(out, "explore-all: sample/a.json: 4 runs, 1 failing (") {
+	if !strings.Contains(out, "explore-all: sample/a.json: 4 runs, 1 failing [by oracle: short 1] (") {
 		t.Errorf("full tier: no summary line for a.json:\n%s", out)
 	}
 	run("CTRLBUGS_JOBS=3", "CTRLBUGS_TIER=full", "CTRLBUGS_DIGEST="+three)

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/ctrlbugs/corpus/engine/digest"
+	"github.com/ctrlbugs/corpus/engine/finding"
 )
 
 func main() {
@@ -123,6 +124,10 @@ func run(w io.Writer, root, dir, list string, k, n int, update bool) (int, error
 		_, err := os.Stat(filepath.Join(root, "scenarios", p, file))
 		return err == nil
 	}
+	uses, err := findingUses(root)
+	if err != nil {
+		return 0, err
+	}
 	var lines []string
 	missing := 0
 	for _, p := range projects {
@@ -172,6 +177,17 @@ func run(w io.Writer, root, dir, list string, k, n int, update bool) (int, error
 					lines = append(lines, digest.Diff(p+"/"+s.File, &s, nil)...)
 				}
 			}
+		}
+		// Every entry names the findings' runs made on its scenario, as
+		// their front matter says now; an entry that says otherwise is a
+		// difference like a verdict's.
+		for i := range next.Scenarios {
+			sc := &next.Scenarios[i]
+			now := uses[p+"/"+sc.File]
+			if c := want[sc.File]; c != nil && fmt.Sprint(c.Findings) != fmt.Sprint(now) && k == 0 {
+				lines = append(lines, fmt.Sprintf("%s/%s: findings' runs on it %v -> %v", p, sc.File, c.Findings, now))
+			}
+			sc.Findings = now
 		}
 		if !update {
 			continue
@@ -232,4 +248,58 @@ func rel(root, p string) string {
 		return r
 	}
 	return p
+}
+
+// findingUses lists, by "<project>/<scenario file>", the runs of the
+// corpus's findings made on each committed scenario (scenarios/<p>/<file>),
+// in the findings' order, primary, control, then each also run.
+func findingUses(root string) (map[string][]digest.Use, error) {
+	fs, broken := finding.LoadAll(root)
+	if len(broken) > 0 {
+		return nil, broken[0]
+	}
+	out := map[string][]digest.Use{}
+	for _, f := range fs {
+		add := func(which string, r finding.Run, scenario string) {
+			rel := filepath.ToSlash(scenario)
+			dir, file := filepath.Split(rel)
+			if dir != "scenarios/"+f.Project+"/" {
+				return
+			}
+			out[f.Project+"/"+file] = append(out[f.Project+"/"+file], digest.Use{Finding: f.ID, Run: which, Expect: r.Expect, Oracle: f.Oracle, Search: searchOf(r)})
+		}
+		add("primary", f.Primary, f.Scenario)
+		add("control", f.Control, f.Scenario)
+		for _, a := range f.Also {
+			add("also "+a.Label, a, a.Scenario)
+		}
+	}
+	return out, nil
+}
+
+// searchOf says what run r changes in its scenario's search, or
+// digest.AsWritten.
+func searchOf(r finding.Run) string {
+	var parts []string
+	switch {
+	case r.AllVariants():
+		// Every variant: the search's runs, as written.
+	case r.Variant != "":
+		parts = append(parts, "variant "+r.Variant)
+	}
+	if r.DropPerturbations {
+		parts = append(parts, "without its perturbations")
+	}
+	if len(r.DropActions) == 1 {
+		parts = append(parts, "without action "+r.DropActions[0])
+	} else if len(r.DropActions) > 1 {
+		parts = append(parts, "without actions "+strings.Join(r.DropActions, ", "))
+	}
+	if len(r.Ablations) > 0 {
+		parts = append(parts, "with ablations "+strings.Join(r.Ablations, ", "))
+	}
+	if len(parts) == 0 {
+		return digest.AsWritten
+	}
+	return strings.Join(parts, "; ")
 }
