@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing/synctest"
+	"time"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 )
@@ -82,6 +83,7 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 	}
 	if f, ok := op.Actor.(*flight); ok && f.runningOn(w, op) {
 		if op.IsWrite() {
+			h.preempt(f, op)
 			f.compute(w.start)
 		}
 		if f.mustWait(w) {
@@ -314,4 +316,38 @@ func (w *world) restartCrashedOutside() bool {
 		}
 	}
 	return restarted
+}
+
+// preempt pauses f before the write op when a Preempter in force places a
+// preemption there: on f's own goroutine, outside the Env lock, it sleeps
+// PreemptPause, so the step yields with a known wake time and the loop
+// runs the actors ready now before it resumes f (as compute does for a
+// reconcile's duration).
+func (h *hooks) preempt(f *flight, op *ctrlsim.Op) {
+	w := h.w
+	w.env.Lock()
+	wc := WriteContext{Controller: h.p.spec.Name, InReconcile: f.c.stepWrite + 1, InRun: w.res.Writes[h.p.spec.Name] + 1}
+	var by Perturbation
+	for _, a := range w.active {
+		pr, ok := a.p.(Preempter)
+		if !ok || !a.inForce() {
+			continue
+		}
+		wc.Applied = a.applied
+		wc.Write = WriteEvent{Step: w.step, At: w.now(), Controller: h.p.spec.Name, Kind: op.GVK.GroupKind(), Verb: op.Verb, Sub: op.Subresource}
+		wc.Count = func(ref WriteRef) int { return w.countWrites(&ref) }
+		if pr.PreemptAt(wc) {
+			a.applied++
+			by = a.p
+			break
+		}
+	}
+	w.env.Unlock()
+	if by == nil {
+		return
+	}
+	f.wakeAt = time.Now().Add(PreemptPause)
+	f.waiting = fmt.Sprintf("preempted before its write %d of the run (%s %s %s; %s)", wc.InRun, op.Verb, op.GVK.GroupKind().String(), keyString(op.Namespace, op.Name), by.Describe())
+	time.Sleep(PreemptPause)
+	f.wakeAt, f.waiting = time.Time{}, ""
 }

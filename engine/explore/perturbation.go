@@ -124,6 +124,24 @@ type CallContext struct {
 	Name       string
 }
 
+// Preempter pauses a Reconcile right before one of its writes so that the
+// other actors ready at that instant run first (their steps come between
+// the Reconcile's earlier calls and this write), as the Go scheduler, a
+// slow network round trip or another worker may let them in production:
+// interleaving inside a reconcile, one preemption per placement (a bound
+// of one, as CHESS bounds preemptions; several perturbations give more).
+type Preempter interface {
+	Perturbation
+	// PreemptAt reports whether the Reconcile making the write w pauses
+	// before it (w.Applied: how often this perturbation already did).
+	PreemptAt(w WriteContext) bool
+}
+
+// PreemptPause is how long a preempted Reconcile sleeps before its write:
+// the least virtual time that lets the loop run every actor ready at that
+// instant first (the write's t in the trace is 1 ns later).
+const PreemptPause = time.Nanosecond
+
 // WriteFault aborts a write: the controller's process crashes before the
 // write reaches the server and is restarted.
 type WriteFault interface {

@@ -81,7 +81,7 @@ var windowFields = []string{"from", "until", "for"}
 
 // Types is the table of perturbation types, in the order the README lists
 // them.
-var Types = []Type{StalenessType, CrashType, WatchBreakType, OrderingType, APIErrorType}
+var Types = []Type{StalenessType, CrashType, PreemptType, WatchBreakType, OrderingType, APIErrorType}
 
 // Lookup returns the type named name.
 func Lookup(name string) (Type, bool) {

@@ -32,6 +32,10 @@ func TestValidate(t *testing.T) {
 		{"writes mode with a window", perturb.Spec{Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "writes", StaleAt: intp(0), CatchUpAt: intp(2), Set: []string{"controller", "kind", "mode", "staleAt", "catchUpAt", "for"}}, "for", "not with mode writes"},
 		{"lag without lag", perturb.Spec{Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "lag", Set: []string{"controller", "kind", "mode"}}, "lag", "required with mode lag"},
 		{"ordering of none", perturb.Spec{Type: "ordering", Controllers: []string{}, Set: []string{"controllers"}}, "controllers", "at least one"},
+		{"preempt", perturb.Spec{Type: "preempt", Controller: "c", Explore: true, Set: []string{"controller", "explore"}}, "", ""},
+		{"preempt without atWrite", perturb.Spec{Type: "preempt", Controller: "c", Set: []string{"controller"}}, "atWrite", "preempt needs atWrite >= 1"},
+		{"preempt with a successor", perturb.Spec{Type: "preempt", Controller: "c", AtWrite: 1, Successor: "standby", Set: []string{"controller", "atWrite", "successor"}}, "successor", "not for type preempt"},
+		{"preempt without controller", perturb.Spec{Type: "preempt", AtWrite: 1, Set: []string{"atWrite"}}, "controller", "required"},
 		{"for and until", perturb.Spec{Type: "watchBreak", Controller: "c", Kind: "v1/Secret", Set: []string{"controller", "kind", "for", "until"}}, "for", "not with until"},
 	}
 	for _, tc := range cases {
@@ -60,6 +64,7 @@ func TestTableIsComplete(t *testing.T) {
 	specs := map[string]perturb.Spec{
 		"staleness":  {Type: "staleness", Controller: "c", Kind: "v1/Secret", Mode: "frozen", Set: []string{"controller", "kind", "mode"}},
 		"crash":      {Type: "crash", Controller: "c", AtWrite: 1, Set: []string{"controller", "atWrite"}},
+		"preempt":    {Type: "preempt", Controller: "c", AtWrite: 1, Set: []string{"controller", "atWrite"}},
 		"watchBreak": {Type: "watchBreak", Controller: "c", Kind: "v1/Secret", Set: []string{"controller", "kind"}},
 		"ordering":   {Type: "ordering", Controllers: []string{"a", "b"}, Set: []string{"controllers"}},
 		"apiError":   {Type: "apiError", Controller: "c", Code: 429, Set: []string{"controller", "code"}},
@@ -80,7 +85,7 @@ func TestTableIsComplete(t *testing.T) {
 		}
 		var capable bool
 		switch p.(type) {
-		case explore.ViewBound, explore.WriteFault, explore.Scheduler, explore.CallFault:
+		case explore.ViewBound, explore.WriteFault, explore.Scheduler, explore.CallFault, explore.Preempter:
 			capable = true
 		}
 		if !capable {
@@ -218,5 +223,38 @@ func TestCrashPlacementsInWindow(t *testing.T) {
 				t.Errorf("placed at a's writes %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPreemptDescribe: a preemption says where it pauses the Reconcile,
+// and its searched placements are labelled by the write they precede.
+func TestPreemptDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		spec perturb.Spec
+		want string
+	}{
+		{perturb.Spec{Type: "preempt", Controller: "c", AtWrite: 2, Set: []string{"controller", "atWrite"}}, "preempt c before write 2 of a reconcile from start"},
+		{perturb.Spec{Type: "preempt", Controller: "c", Explore: true, Set: []string{"controller", "explore"}}, "preempt c, placement searched over its writes"},
+	} {
+		p, err := perturb.New(&tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Describe(); got != tc.want {
+			t.Errorf("Describe = %q, want %q", got, tc.want)
+		}
+	}
+	search, err := perturb.New(&perturb.Spec{Type: "preempt", Controller: "c", Explore: true, Set: []string{"controller", "explore"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &explore.Result{Writes: map[string]int{"c": 2}, WriteLog: []explore.WriteEvent{{Controller: "c"}, {Controller: "d"}, {Controller: "c"}}}
+	var labels []string
+	for _, pl := range search.(explore.Placer).Placements(base, 0) {
+		labels = append(labels, pl.Label+" = "+pl.P.Describe())
+	}
+	want := []string{"preempt before write 1 = preempt c before its write 1 of the run from start", "preempt before write 2 = preempt c before its write 2 of the run from start"}
+	if !slices.Equal(labels, want) {
+		t.Errorf("placements %q, want %q", labels, want)
 	}
 }

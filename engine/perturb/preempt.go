@@ -1,0 +1,84 @@
+package perturb
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ctrlbugs/corpus/engine/explore"
+)
+
+// PreemptType pauses a controller's Reconcile right before one of its
+// writes, so that other actors run between that Reconcile's earlier calls
+// and the write.
+var PreemptType = Type{
+	Name: "preempt",
+	Doc: "the controller's Reconcile pauses right before its atWrite-th write of a reconcile in the window (or the write atWriteOf names), " +
+		"and every other actor ready at that instant runs first; the write then goes ahead (1 ns later): interleaving inside a " +
+		"reconcile, as a scheduler, a slow round trip or another worker allows it in production; once, or every such reconcile with " +
+		"repeat; with explore, the search preempts it before each of its writes of the run in turn (one preemption per run)",
+	Fields: append([]string{"controller", "atWrite", "atWriteOf", "repeat", "explore"}, windowFields...),
+	Check:  checkPreempt,
+	New:    newPreempt,
+}
+
+func checkPreempt(s *Spec) []FieldError {
+	out := required(s, "controller", "the controller whose Reconcile is preempted")
+	// Where it applies is said as a crash's is (atWrite, atWriteOf,
+	// explore); its other fields are a crash's only.
+	for _, e := range checkCrash(&Spec{Controller: s.Controller, AtWrite: s.AtWrite, Repeat: s.Repeat, Explore: s.Explore, AtWriteOf: s.AtWriteOf, Set: s.Set}) {
+		if e.Field == "controller" {
+			continue
+		}
+		e.Msg = strings.NewReplacer("crash needs", "preempt needs", "places the crash", "places the preemption", "crashes one write", "preempts before one write").Replace(e.Msg)
+		out = append(out, e)
+	}
+	return out
+}
+
+func newPreempt(s *Spec) (explore.Perturbation, error) {
+	at := Crash{Controller: s.Controller, AtWrite: s.AtWrite, Repeat: s.Repeat, Win: s.Window, Of: s.AtWriteOf}
+	if s.Explore {
+		return PreemptSearch{Preempt{at}}, nil
+	}
+	return Preempt{at}, nil
+}
+
+// Preempt pauses Controller's Reconcile before the write a crash with the
+// same fields would crash at (At: AtWrite of a reconcile, AtRunWrite of
+// the run, Of); the write is made once the actors ready then have run.
+type Preempt struct{ At Crash }
+
+var _ explore.Preempter = Preempt{}
+
+// Describe implements explore.Perturbation.
+func (p Preempt) Describe() string {
+	return "preempt" + strings.TrimPrefix(strings.Replace(p.At.Describe(), " at ", " before ", 1), "crash")
+}
+
+// Window implements explore.Perturbation.
+func (p Preempt) Window() explore.Window { return p.At.Win }
+
+// PreemptAt implements explore.Preempter.
+func (p Preempt) PreemptAt(w explore.WriteContext) bool { return p.At.CrashAt(w) }
+
+// PreemptSearch is a preemption whose place is searched, over the
+// controller's writes as CrashSearch places a crash: one placement before
+// each of its writes in the run without it.
+type PreemptSearch struct{ Preempt }
+
+var _ explore.Placer = PreemptSearch{}
+
+// Describe implements explore.Perturbation.
+func (p PreemptSearch) Describe() string {
+	return "preempt" + strings.TrimPrefix(CrashSearch{p.At}.Describe(), "crash")
+}
+
+// Placements implements explore.Placer.
+func (p PreemptSearch) Placements(base *explore.Result, bound int) []explore.Placement {
+	var out []explore.Placement
+	for _, pl := range (CrashSearch{p.At}).Placements(base, bound) {
+		c := pl.P.(Crash)
+		out = append(out, explore.Placement{Label: fmt.Sprintf("preempt before write %d", c.AtRunWrite), P: Preempt{c}})
+	}
+	return out
+}
