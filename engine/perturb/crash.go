@@ -197,7 +197,9 @@ var _ explore.Placer = CrashSearch{}
 func (c CrashSearch) Describe() string {
 	over := "its writes"
 	if c.Of != nil {
-		over = "its " + describeRef(*c.Of) + "s"
+		// describeRef names one write ("create of NodeClaim.karpenter.sh"):
+		// appending an s would pluralise the kind.
+		over = "each " + describeRef(*c.Of)
 	}
 	d := fmt.Sprintf("%s %s, placement searched over %s%s", c.stopWord(), c.Controller, over, c.successorDesc())
 	// The window bounds the placements only where it can be located in

@@ -235,6 +235,8 @@ func TestPreemptDescribe(t *testing.T) {
 	}{
 		{perturb.Spec{Type: "preempt", Controller: "c", AtWrite: 2, Set: []string{"controller", "atWrite"}}, "preempt c before write 2 of a reconcile from start"},
 		{perturb.Spec{Type: "preempt", Controller: "c", Explore: true, Set: []string{"controller", "explore"}}, "preempt c, placement searched over its writes"},
+		{perturb.Spec{Type: "crash", Controller: "c", Explore: true, AtWriteOf: &explore.WriteRef{Kind: schema.GroupKind{Group: "karpenter.sh", Kind: "NodeClaim"}, Verb: "create"}, Set: []string{"controller", "explore", "atWriteOf"}},
+			"crash c, placement searched over each create of NodeClaim.karpenter.sh"},
 	} {
 		p, err := perturb.New(&tc.spec)
 		if err != nil {
