@@ -143,5 +143,20 @@ func TestDivergence(t *testing.T) {
 				t.Fatalf("divergence not found over %d runs: %v", len(out.Runs), out.Divergence)
 			}
 		})
+		if !ordering {
+			continue
+		}
+		// The same search with every schedule in a bubble of its own: the
+		// runs are held together all the same.
+		iso := func(fn func(ctx context.Context)) {
+			enginetest.Bubble(t, 1, func(t *testing.T) { fn(t.Context()) })
+		}
+		out, err := engine.Run(context.Background(), scn, misbehavingProject(t), engine.Options{Isolate: iso})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Divergence == nil || !out.Divergence.Failed() {
+			t.Fatalf("isolated: divergence not found over %d runs: %v", len(out.Runs), out.Divergence)
+		}
 	}
 }

@@ -350,7 +350,7 @@ func runIsolated(scn *scenario.Scenario, p *Project, opts Options) (*Outcome, er
 	var cfg *explore.Config
 	// one makes the run(s) o selects in a fresh bubble.
 	one := func(o Options) error {
-		o.Plan, o.prog, o.Shard, o.Shards = pl, prog, 0, 0
+		o.prog, o.Shard, o.Shards = prog, 0, 0
 		var r *Outcome
 		var c *explore.Config
 		var err error
@@ -393,8 +393,12 @@ func runIsolated(scn *scenario.Scenario, p *Project, opts Options) (*Outcome, er
 			if unit++; !opts.mine(unit) {
 				continue
 			}
-			if err := dfsIsolated(scn, p, o, isolate, prog, out); err != nil {
+			c, err := dfsIsolated(scn, p, o, isolate, prog, out)
+			if err != nil {
 				return nil, err
+			}
+			if cfg == nil {
+				cfg = c
 			}
 		default:
 			if unit++; !opts.mine(unit) {
@@ -417,9 +421,10 @@ func runIsolated(scn *scenario.Scenario, p *Project, opts Options) (*Outcome, er
 
 // dfsIsolated runs the DFS of variant o.Variant with each schedule in a
 // fresh bubble of its own (the configuration compiled in it), appending
-// the runs to out.
-func dfsIsolated(scn *scenario.Scenario, p *Project, o Options, isolate func(func(context.Context)), prog *runProgress, out *Outcome) error {
+// the runs to out; it returns the first run's configuration, for settle.
+func dfsIsolated(scn *scenario.Scenario, p *Project, o Options, isolate func(func(context.Context)), prog *runProgress, out *Outcome) (*explore.Config, error) {
 	var last *RunOutcome
+	var first *explore.Config
 	runPrefix := func(prefix []int) (*explore.Result, error) {
 		var r *explore.Result
 		var err error
@@ -428,6 +433,9 @@ func dfsIsolated(scn *scenario.Scenario, p *Project, o Options, isolate func(fun
 			var oracles []compiledOracle
 			if cfg, oracles, err = Compile(scn, p, o); err != nil {
 				return
+			}
+			if first == nil {
+				first = cfg
 			}
 			var ev []explore.Variant
 			if ev, err = o.Plan.variants(scn, cfg, o); err != nil {
@@ -451,7 +459,7 @@ func dfsIsolated(scn *scenario.Scenario, p *Project, o Options, isolate func(fun
 			prog.ran(last.Failed())
 			return true
 		})
-	return err
+	return first, err
 }
 
 // origin is where synctest starts a bubble's clock (testing/synctest:
