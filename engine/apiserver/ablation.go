@@ -27,6 +27,7 @@ var AblationTable = []Ablation{
 	{"finalizers", "a delete removes the object at once, ignoring its finalizers: no deletionTimestamp phase in which controllers clean up", func(a *Ablations) *bool { return &a.Finalizers }},
 	{"applyReplaces", "server-side apply to an existing object replaces it with the apply configuration: fields the configuration does not name are dropped (apply simulated by update)", func(a *Ablations) *bool { return &a.ApplyReplaces }},
 	{"crValidation", "custom resources are stored without their CRD's validation: schema types, formats, enums, required fields, list-type invariants and x-kubernetes-validations rules are not checked, so a write a real server refuses with 422 succeeds", func(a *Ablations) *bool { return &a.CRValidation }},
+	{"fieldValidation", "the fieldValidation write option is ignored: unknown fields and keys given twice are dropped silently, never refused (Strict) nor warned of (Warn, the default)", func(a *Ablations) *bool { return &a.FieldValidation }},
 }
 
 // AblationNames lists the table's names.

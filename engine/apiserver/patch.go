@@ -50,6 +50,9 @@ func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt 
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkPatchFields(k, req, string(pt), data, obj); err != nil {
+		return nil, err
+	}
 	if obj.GetResourceVersion() == "" {
 		// A patch that removes resourceVersion does not make the write
 		// unconditional in a different way: it is simply not a precondition.
@@ -110,6 +113,9 @@ func (s *Server) apply(k *Kind, req Request, old *unstructured.Unstructured, dat
 	if req.FieldManager == "" {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "PatchOptions"}, "",
 			field.ErrorList{field.Required(field.NewPath("fieldManager"), "is required for apply patch")})
+	}
+	if err := s.checkApplyFields(req, data); err != nil {
+		return nil, err
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {

@@ -44,6 +44,11 @@ type Ablations struct {
 	// x-kubernetes-validations rules, the scale paths), as a CRD handler
 	// built without validators stores them.
 	CRValidation bool
+	// FieldValidation: the fieldValidation directive is ignored, as by a
+	// server that decodes every body leniently: unknown fields and keys
+	// given twice are dropped without a word, never refused (Strict) nor
+	// warned of (Warn).
+	FieldValidation bool
 }
 
 // Options configure a Server.
@@ -244,6 +249,16 @@ type Request struct {
 	DryRun       bool
 	// Force is the apply force flag.
 	Force bool
+	// FieldValidation is the write's fieldValidation directive (Strict,
+	// Warn, Ignore; empty is Warn), applied as strictdecode.go says.
+	FieldValidation string
+	// Body is a create's or an update's body as the client sent it, when
+	// there is one (the REST seam): strict decoding reads it, since a key
+	// twice does not survive decoding. Without it the object is encoded.
+	Body []byte
+	// Warn receives the warnings kube-apiserver would send in Warning
+	// headers; nil drops them (Warn-directive checks are then skipped).
+	Warn func(text string)
 }
 
 func (s *Server) kindOf(r Request) (*Kind, error) {

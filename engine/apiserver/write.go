@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"net/http"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,7 +27,13 @@ func (s *Server) Create(req Request, obj *unstructured.Unstructured) (*unstructu
 		return s.Bind(req, obj)
 	}
 	if req.Subresource != "" {
+		if !k.servesSubresource(req.Subresource) {
+			return nil, errNoRoute(k, req.Name)
+		}
 		return nil, apierrors.NewMethodNotSupported(k.groupResource(), "create "+req.Subresource)
+	}
+	if err := s.checkBodyFields(k, req, obj); err != nil {
+		return nil, err
 	}
 	out, err := s.create(k, req, obj, true)
 	return out, s.report(k, Write{Verb: verb.Create, Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager}, out, err)
@@ -156,6 +163,9 @@ func (s *Server) Update(req Request, obj *unstructured.Unstructured) (*unstructu
 	}
 	if k.Namespaced && req.Namespace == "" {
 		req.Namespace = obj.GetNamespace()
+	}
+	if err := s.checkBodyFields(k, req, obj); err != nil {
+		return nil, err
 	}
 	key := storeKey(k, req.Namespace, req.Name)
 	old, ok := s.store.Get(key, 0)
@@ -305,4 +315,23 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		return s.store.Delete(key, obj, oldRev)
 	}
 	return s.store.Put(key, obj, oldRev)
+}
+
+// servesSubresource reports whether kube-apiserver has a route for k's
+// subresource sub (a verb it does not serve there is then a 405).
+func (k *Kind) servesSubresource(sub string) bool {
+	switch sub {
+	case "status", "scale":
+		return true
+	case "eviction", "binding":
+		return k.GVK.GroupKind() == schema.GroupKind{Kind: "Pod"}
+	}
+	return false
+}
+
+// errNoRoute is what a client gets for a subresource the server has no
+// route for: the mux's plain-text 404, which client-go turns into a
+// NotFound "the server could not find the requested resource".
+func errNoRoute(k *Kind, name string) error {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, "POST", k.groupResource(), name, "", 0, false)
 }

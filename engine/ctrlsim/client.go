@@ -267,8 +267,8 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 		if err != nil {
 			return err
 		}
-		out, err := c.env.Server.Create(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(),
-			FieldManager: c.manager(co.FieldManager), DryRun: len(co.DryRun) > 0}, u)
+		out, err := c.env.Server.Create(withWire(ctx, apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(),
+			FieldManager: c.manager(co.FieldManager), DryRun: len(co.DryRun) > 0, FieldValidation: co.FieldValidation}), u)
 		if err != nil {
 			return err
 		}
@@ -291,10 +291,11 @@ func (c *Client) manager(m string) string {
 // Update implements client.Writer.
 func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
 	uo := (&client.UpdateOptions{}).ApplyOptions(opts)
-	return c.update(ctx, obj, "", uo.FieldManager, len(uo.DryRun) > 0)
+	return c.update(ctx, obj, "", uo)
 }
 
-func (c *Client) update(ctx context.Context, obj client.Object, sub, fieldManager string, dryRun bool) error {
+func (c *Client) update(ctx context.Context, obj client.Object, sub string, uo *client.UpdateOptions) error {
+	fieldManager, dryRun := uo.FieldManager, len(uo.DryRun) > 0
 	gvk, err := c.gvk(obj)
 	if err != nil {
 		return err
@@ -305,8 +306,8 @@ func (c *Client) update(ctx context.Context, obj client.Object, sub, fieldManage
 		if err != nil {
 			return err
 		}
-		out, err := c.env.Server.Update(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
-			Subresource: sub, FieldManager: c.manager(fieldManager), DryRun: dryRun}, u)
+		out, err := c.env.Server.Update(withWire(ctx, apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
+			Subresource: sub, FieldManager: c.manager(fieldManager), DryRun: dryRun, FieldValidation: uo.FieldValidation}), u)
 		if err != nil {
 			return err
 		}
@@ -348,8 +349,8 @@ func (c *Client) patch(ctx context.Context, obj, body client.Object, sub string,
 			// Apply has no default manager: the server requires one.
 			manager = po.FieldManager
 		}
-		out, err := c.env.Server.Patch(apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
-			Subresource: sub, FieldManager: manager, DryRun: len(po.DryRun) > 0, Force: force}, patch.Type(), data)
+		out, err := c.env.Server.Patch(withWire(ctx, apiserver.Request{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(),
+			Subresource: sub, FieldManager: manager, DryRun: len(po.DryRun) > 0, Force: force, FieldValidation: po.FieldValidation}), patch.Type(), data)
 		if err != nil {
 			return err
 		}

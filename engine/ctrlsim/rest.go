@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
@@ -90,6 +91,11 @@ func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		defer func() { _ = req.Body.Close() }()
 	}
+	// The request's wire: its body (the create and update handlers read
+	// it) and the warnings the server gives, sent as Warning headers.
+	var warns []string
+	w := &wire{warn: func(text string) { warns = append(warns, text) }}
+	req = req.WithContext(withWireContext(req.Context(), w))
 	body, status := t.serve(req)
 	if s, ok := body.(stream); ok {
 		return &http.Response{StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
@@ -117,6 +123,18 @@ func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	h := http.Header{"Content-Type": []string{ct}}
+	seen := map[string]bool{}
+	for _, text := range warns {
+		// As the handlers' warning recorder writes them (one per distinct
+		// text, code 299, agent "-").
+		if seen[text] {
+			continue
+		}
+		seen[text] = true
+		if v, err := utilnet.NewWarningHeader(299, "-", text); err == nil {
+			h.Add("Warning", v)
+		}
+	}
 	if st, ok := body.(*metav1.Status); ok && st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		// As the server's handlers do (responsewriters.ErrorNegotiated):
 		// a Status with retryAfterSeconds carries a Retry-After header,
@@ -253,7 +271,8 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 			}
 			return &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess, Code: http.StatusCreated}, http.StatusCreated
 		}
-		if err := t.c.Create(ctx, u, &client.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager}); err != nil {
+		bodyOnWire(ctx, in)
+		if err := t.c.Create(ctx, u, &client.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}); err != nil {
 			return errStatus(err)
 		}
 		return u.Object, http.StatusCreated
@@ -269,7 +288,8 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 		if err != nil {
 			return errStatus(err)
 		}
-		uo := client.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager}
+		uo := client.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
+		bodyOnWire(ctx, in)
 		if ri.Subresource != "" {
 			err = t.c.SubResource(ri.Subresource).Update(ctx, u, &client.SubResourceUpdateOptions{UpdateOptions: uo})
 		} else {
@@ -292,7 +312,7 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 			return errStatus(invalidOptions("PatchOptions", errs))
 		}
 		u := obj()
-		po := client.PatchOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, Force: opts.Force}
+		po := client.PatchOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, Force: opts.Force, FieldValidation: opts.FieldValidation}
 		patch := client.RawPatch(pt, in)
 		if ri.Subresource != "" {
 			err = t.c.SubResource(ri.Subresource).Patch(ctx, u, patch, &client.SubResourcePatchOptions{PatchOptions: po})

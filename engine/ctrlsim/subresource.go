@@ -2,6 +2,7 @@ package ctrlsim
 
 import (
 	"context"
+	"net/http"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
@@ -90,6 +91,10 @@ var subResourceKinds = map[string]schema.GroupVersionKind{
 func (c *Client) createSubResource(ctx context.Context, obj client.Object, sub string, body runtime.Object, co *client.CreateOptions) (*unstructured.Unstructured, error) {
 	kind, ok := subResourceKinds[sub]
 	if !ok {
+		if sub != "status" && sub != "scale" {
+			// No route: the mux's 404, as client-go reports it.
+			return nil, apierrors.NewGenericServerResponse(http.StatusNotFound, "POST", schema.GroupResource{Resource: sub}, obj.GetName(), "", 0, false)
+		}
 		return nil, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: sub}, "create")
 	}
 	gvk, err := c.gvk(obj)
@@ -122,7 +127,7 @@ func (s *subResourceClient) Update(ctx context.Context, obj client.Object, opts 
 	if s.sub == "scale" {
 		return s.updateScale(ctx, obj, uo)
 	}
-	return s.c.update(ctx, obj, s.sub, uo.FieldManager, len(uo.DryRun) > 0)
+	return s.c.update(ctx, obj, s.sub, &uo.UpdateOptions)
 }
 
 func (s *subResourceClient) updateScale(ctx context.Context, obj client.Object, uo *client.SubResourceUpdateOptions) error {

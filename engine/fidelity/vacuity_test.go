@@ -65,6 +65,10 @@ var caseSemantics = func() map[string][]string {
 		"applyReplaces": {"cm/ssa-conflict", "cm/ssa-shared-ownership", "cm/ssa-two-controller-owners"},
 		"crValidation": {"widget/validation", "crv/schema-values", "crv/cel-rules", "crv/status-subresource",
 			"crv/ratcheting"},
+		"fieldValidation": {"fieldvalidation/cm-create", "fieldvalidation/cm-update", "fieldvalidation/cm-patch",
+			"fieldvalidation/cm-apply", "fieldvalidation/cm-strategic-patch", "fieldvalidation/widget-create",
+			"fieldvalidation/widget-update", "fieldvalidation/widget-patch", "fieldvalidation/widget-apply",
+			"fieldvalidation/duplicate-fields"},
 	} {
 		for _, c := range cs {
 			m[c] = append(m[c], sem)
