@@ -124,7 +124,24 @@
 //     history at that revision (options validated by apimachinery's
 //     ValidateListOptions; an unparsable version is 400, a future one the
 //     storage's 504 "Too large resource version").
-//   - nodes on create (kinds.go, the Node entry): a Node keeps its status (its strategy).
+//   - nodes (kinds.go, the Node entry): kube's node strategies, linked
+//     (taints, provider ID and pod CIDRs that may only be set once, status
+//     apart from spec, negative capacities refused); a create keeps its
+//     status, as the node strategy's PrepareForCreate does.
+//   - field validation (strictdecode.go): the fieldValidation write option
+//     as the endpoint handlers apply it, through kube's strict JSON
+//     serializer and apiextensions' unknown-field paths (their composition
+//     restated); warnings reach a client over the REST seam only (Warning
+//     headers), the direct client drops them where controller-runtime would
+//     log them.
+//   - a finalizer-releasing write (write.go): the last finalizer removed
+//     from a terminating object deletes it without storing the write; the
+//     DELETED event carries the object as stored, the writer gets its
+//     request back at the stored resourceVersion (genericregistry's
+//     deleteWithoutFinalizers).
+//   - a pod's deletion is one DELETED event: kube's pod strategy makes every
+//     pod deletion graceful (a MODIFIED event setting deletionTimestamp,
+//     then the DELETED); known difference pod/delete-events.
 //   - eviction (eviction.go): pods/<name>/eviction with PodDisruptionBudgets,
 //     as kube-apiserver's eviction REST decides it, restated (it runs over
 //     a generic store and a budget client): dry run from the request or the
@@ -183,7 +200,7 @@
 //     deduced from the object (no schema for them is linkable: client-go's
 //     has none and apiextensions' apply configurations are untyped), so
 //     their lists are atomic to server-side apply.
-//   - Built-in kinds outside the linked list (Namespace, Node,
+//   - Built-in kinds outside the linked list (Namespace,
 //     PersistentVolume(Claim), Endpoints, StorageClass, VolumeAttachment,
 //     CRDs, ...) get apimachinery's object-meta validation only (names,
 //     labels, annotations, owner references, immutable fields, no new

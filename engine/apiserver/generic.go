@@ -23,9 +23,9 @@ import (
 type genericStrategy struct {
 	// builtin: see writeStrategy.builtinMeta.
 	builtin bool
-	// keepsStatus: a create keeps the status it is sent (the node
-	// strategy; pkg/registry/core/node, not linked): the kubelet registers
-	// its node with status.
+	// keepsStatus: a create keeps the status it is sent, where the kind's
+	// own PrepareForCreate does (pkg/registry/core/node: the kubelet
+	// registers its node with status).
 	keepsStatus bool
 }
 

@@ -29,6 +29,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
 	"k8s.io/kubernetes/pkg/registry/core/configmap"
 	"k8s.io/kubernetes/pkg/registry/core/event"
+	"k8s.io/kubernetes/pkg/registry/core/node"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/secret"
 	"k8s.io/kubernetes/pkg/registry/core/service"
@@ -90,8 +91,8 @@ var builtinKinds = []struct {
 	{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pods", true, true, true, linked(pod.Strategy, pod.StatusStrategy, pod.GetAttrs)},
 	// A Node keeps the status it is created with (the kubelet registers
 	// its node with status; pkg/registry/core/node's strategy does not
-	// reset it; not linked, restated).
-	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", false, true, false, genericStrategy{builtin: true, keepsStatus: true}},
+	// reset it).
+	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", false, true, false, linked(node.Strategy, node.StatusStrategy, node.GetAttrs).keepingStatus()},
 	{schema.GroupVersionKind{Version: "v1", Kind: "Event"}, "events", true, false, false, linked(event.Strategy, nil, event.GetAttrs)},
 	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}, "persistentvolumeclaims", true, true, false, builtinStrategy},
 	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", false, true, false, builtinStrategy},

@@ -33,6 +33,14 @@ func linked(main rest.RESTCreateUpdateStrategy, status rest.RESTUpdateStrategy, 
 	return &linkedStrategy{genericStrategy: genericStrategy{builtin: true}, main: main, status: status, attrs: attrs}
 }
 
+// keepingStatus marks a strategy whose PrepareForCreate keeps the status a
+// create sends (the node strategy's): the engine's own drop of status on
+// create is skipped.
+func (l *linkedStrategy) keepingStatus() *linkedStrategy {
+	l.keepsStatus = true
+	return l
+}
+
 // storageChecksFirst: kube-apiserver's order (the storage refuses a
 // resourceVersion or a taken name after the strategy validated).
 func (*linkedStrategy) storageChecksFirst() bool { return false }

@@ -154,33 +154,10 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 	if !k.Namespaced {
 		ns = ""
 	}
-	converted := false
 	if lo.Fields != nil {
 		var err error
-		if lo.Fields, converted, err = fieldSelector(k, lo.Fields); err != nil {
+		if lo.Fields, err = s.checkFieldSelector(k, lo.Fields); err != nil {
 			return nil, err
-		}
-	}
-	if lo.Fields != nil && converted {
-		// A field kube's conversion accepts that the kind's restated
-		// strategy cannot produce would match nothing, silently: refuse it.
-		if k.registryAttrs() == nil {
-			for _, r := range lo.Fields.Requirements() {
-				if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
-					return nil, apierrors.NewInternalError(fmt.Errorf("field selector %q on %s: the engine runs no registry GetAttrs for this kind (apiserver/kinds.go, strategy.go restatedAttrs), so it can match metadata.name and metadata.namespace only", r.Field+string(r.Operator)+r.Value, k.Resource))
-				}
-			}
-		}
-	}
-	if lo.Fields != nil && !converted {
-		for _, r := range lo.Fields.Requirements() {
-			if (k.CRD && !k.crdSelectable(r.Field)) || (!k.CRD && r.Field != "metadata.name" && r.Field != "metadata.namespace") {
-				// The CR handler and the built-in registries word it differently.
-				if k.CRD {
-					return nil, apierrors.NewBadRequest("field label not supported: " + r.Field)
-				}
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", r.Field))
-			}
 		}
 	}
 	// As the etcd3 store's GetList: keys are scanned in order from the
@@ -229,4 +206,58 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 		}
 	}
 	return res, nil
+}
+
+// checkFieldSelector converts a list's or a watch's field selector as the
+// kind's registry does (its field label conversion) and refuses fields
+// the kind cannot select by, with the server's words.
+func (s *Server) checkFieldSelector(k *Kind, sel fields.Selector) (fields.Selector, error) {
+	sel, converted, err := fieldSelector(k, sel)
+	if err != nil {
+		return nil, err
+	}
+	if converted {
+		// A field kube's conversion accepts that the kind's restated
+		// strategy cannot produce would match nothing, silently: refuse it.
+		if k.registryAttrs() == nil {
+			for _, r := range sel.Requirements() {
+				if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+					return nil, apierrors.NewInternalError(fmt.Errorf("field selector %q on %s: the engine runs no registry GetAttrs for this kind (apiserver/kinds.go, strategy.go restatedAttrs), so it can match metadata.name and metadata.namespace only", r.Field+string(r.Operator)+r.Value, k.Resource))
+				}
+			}
+		}
+		return sel, nil
+	}
+	for _, r := range sel.Requirements() {
+		if (k.CRD && !k.crdSelectable(r.Field)) || (!k.CRD && r.Field != "metadata.name" && r.Field != "metadata.namespace") {
+			// The CR handler and the built-in registries word it differently.
+			if k.CRD {
+				return nil, apierrors.NewBadRequest("field label not supported: " + r.Field)
+			}
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", r.Field))
+		}
+	}
+	return sel, nil
+}
+
+// FieldMatcher returns what decides whether an object of gk is in a
+// watch's selection by fields: sel checked and converted as a list's is,
+// matched against the kind's selectable fields (its registry's GetAttrs, a
+// CRD's selectableFields). A nil or empty selector matches everything.
+func (s *Server) FieldMatcher(gk schema.GroupKind, sel fields.Selector) (func(*unstructured.Unstructured) bool, error) {
+	if sel == nil || sel.Empty() {
+		return func(*unstructured.Unstructured) bool { return true }, nil
+	}
+	k, ok := s.kinds[gk]
+	if !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: gk.Group, Resource: gk.Kind}, "")
+	}
+	sel, err := s.checkFieldSelector(k, sel)
+	if err != nil {
+		return nil, err
+	}
+	return func(u *unstructured.Unstructured) bool {
+		set, err := s.selectableFields(k, u)
+		return err == nil && sel.Matches(set)
+	}, nil
 }

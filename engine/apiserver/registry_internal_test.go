@@ -35,7 +35,7 @@ func TestKindStrategies(t *testing.T) {
 		t.Fatal(err)
 	}
 	linkedKinds := map[schema.GroupKind]bool{}
-	for _, gk := range []schema.GroupKind{{Kind: "ConfigMap"}, {Kind: "Event"}, {Kind: "Secret"}, {Kind: "ServiceAccount"}, {Kind: "Service"}, {Kind: "Pod"},
+	for _, gk := range []schema.GroupKind{{Kind: "ConfigMap"}, {Kind: "Event"}, {Kind: "Secret"}, {Kind: "ServiceAccount"}, {Kind: "Service"}, {Kind: "Pod"}, {Kind: "Node"},
 		{Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "ReplicaSet"}, {Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"},
 		{Group: "batch", Kind: "Job"}, {Group: "coordination.k8s.io", Kind: "Lease"}, {Group: "discovery.k8s.io", Kind: "EndpointSlice"},
 		{Group: "policy", Kind: "PodDisruptionBudget"}} {
@@ -61,9 +61,14 @@ func TestKindStrategies(t *testing.T) {
 		if want := gk == namespaceGK; (len(k.strategy.subresources()) > 0) != want {
 			t.Errorf("%v: subresources %v", gk, k.strategy.subresources())
 		}
-		g, _ := k.strategy.(genericStrategy)
-		if want := gk == (schema.GroupKind{Kind: "Node"}); g.keepsStatus != want {
-			t.Errorf("%v: keeps status on create %v, want %v", gk, g.keepsStatus, want)
+		keeps := false
+		if g, ok := k.strategy.(genericStrategy); ok {
+			keeps = g.keepsStatus
+		} else if l, ok := k.strategy.(*linkedStrategy); ok {
+			keeps = l.keepsStatus
+		}
+		if want := gk == (schema.GroupKind{Kind: "Node"}); keeps != want {
+			t.Errorf("%v: keeps status on create %v, want %v", gk, keeps, want)
 		}
 		_, follows := k.strategy.(crdStrategy)
 		if want := gk == crdGVK.GroupKind(); follows != want {

@@ -311,8 +311,16 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	key := storeKey(k, old.GetNamespace(), old.GetName())
 	oldRev := s.store.CurrentRev(key)
 	if k.strategy.shouldDeleteDuringUpdate(obj) {
-		// The last finalizer is gone: the update becomes the deletion.
-		return s.store.Delete(key, obj, oldRev)
+		// The last finalizer is gone: the update becomes the deletion
+		// (genericregistry.Store.Update's errEmptiedFinalizers, then
+		// deleteWithoutFinalizers). The update itself is never stored:
+		// storage deletes the key, so the DELETED event carries the object
+		// as it was stored (finalizers and all) at the deletion's
+		// revision; the writer gets back the object it sent.
+		if _, err := s.store.Delete(key, old, oldRev); err != nil {
+			return nil, err
+		}
+		return obj, nil
 	}
 	return s.store.Put(key, obj, oldRev)
 }

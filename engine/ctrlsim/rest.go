@@ -455,11 +455,15 @@ func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.Gro
 	if err != nil {
 		return errStatus(err)
 	}
-	ls, fs := lo.LabelSelector, lo.FieldSelector
+	ls := lo.LabelSelector
 	env := t.c.env
 	env.Lock()
 	defer env.Unlock()
 	gk := gvk.GroupKind()
+	fs, err := env.Server.FieldMatcher(gk, lo.FieldSelector)
+	if err != nil {
+		return errStatus(err)
+	}
 	pos := t.cache.watchPos(gk)
 	rv := lo.ResourceVersion
 	from := pos

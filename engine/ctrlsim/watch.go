@@ -8,7 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,10 +24,12 @@ import (
 // synctest.Wait), so the client goroutines that consume them act while
 // the engine waits, not beside it.
 type watcher struct {
-	gk       schema.GroupKind
-	ns       string
-	labels   labels.Selector
-	fields   fields.Selector
+	gk     schema.GroupKind
+	ns     string
+	labels labels.Selector
+	// fields decides the selection by fields (the server's FieldMatcher);
+	// nil selects everything.
+	fields   func(*unstructured.Unstructured) bool
 	metadata bool // PartialObjectMetadata frames
 	from     int64
 
@@ -42,7 +43,7 @@ type watcher struct {
 	pw     *io.PipeWriter
 }
 
-func newWatcher(gk schema.GroupKind, ns string, ls labels.Selector, fs fields.Selector, metadata bool, from int64) (*watcher, io.ReadCloser) {
+func newWatcher(gk schema.GroupKind, ns string, ls labels.Selector, fs func(*unstructured.Unstructured) bool, metadata bool, from int64) (*watcher, io.ReadCloser) {
 	pr, pw := io.Pipe()
 	w := &watcher{gk: gk, ns: ns, labels: ls, fields: fs, metadata: metadata, from: from, pw: pw}
 	w.cond = sync.NewCond(&w.mu)
@@ -125,7 +126,7 @@ func (w *watcher) matches(u *unstructured.Unstructured) bool {
 	if w.labels != nil && !w.labels.Matches(labels.Set(u.GetLabels())) {
 		return false
 	}
-	if w.fields != nil && !w.fields.Matches(fields.Set{"metadata.name": u.GetName(), "metadata.namespace": u.GetNamespace()}) {
+	if w.fields != nil && !w.fields(u) {
 		return false
 	}
 	return true
