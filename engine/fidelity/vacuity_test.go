@@ -64,7 +64,7 @@ var caseSemantics = func() map[string][]string {
 		"finalizers":    {"cm/finalizer-delete-lifecycle", "cm/finalizer-removed-by-patch", "gadget/finalizer-generation"},
 		"applyReplaces": {"cm/ssa-conflict", "cm/ssa-shared-ownership", "cm/ssa-two-controller-owners"},
 		"crValidation": {"widget/validation", "crv/schema-values", "crv/cel-rules", "crv/status-subresource",
-			"crv/ratcheting"},
+			"crv/ratcheting", "crformat/date-time", "crformat/cidr", "crformat/int32"},
 		"fieldValidation": {"fieldvalidation/cm-create", "fieldvalidation/cm-update", "fieldvalidation/cm-patch",
 			"fieldvalidation/cm-apply", "fieldvalidation/cm-strategic-patch", "fieldvalidation/widget-create",
 			"fieldvalidation/widget-update", "fieldvalidation/widget-patch", "fieldvalidation/widget-apply",
