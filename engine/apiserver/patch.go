@@ -50,7 +50,7 @@ func (s *Server) patch(k *Kind, req Request, old *unstructured.Unstructured, pt 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkPatchFields(k, req, string(pt), data, obj); err != nil {
+	if err := s.checkPatchFields(k, req, pt, data, obj); err != nil {
 		return nil, err
 	}
 	if obj.GetResourceVersion() == "" {

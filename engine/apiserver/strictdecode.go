@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -94,6 +95,12 @@ func parseYAMLWarnings(s string) []string {
 	return parts
 }
 
+// strictUnstructuredJSON is the strict JSON decoder apiextensions-apiserver
+// gives custom resources (its unstructuredNegotiatedSerializer's
+// StrictSerializer); it holds no state.
+var strictUnstructuredJSON = serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory,
+	unstructuredscheme.NewUnstructuredCreator(), unstructuredscheme.NewUnstructuredObjectTyper(), serializerjson.SerializerOptions{Strict: true})
+
 // strictErrors is what kube's strict decoder for k finds in body: nil when
 // the body decodes strictly, or when it does not decode at all (the
 // lenient decoding the engine's own path does reports that).
@@ -110,9 +117,8 @@ func (s *Server) strictErrors(k *Kind, body []byte) []error {
 		}
 		return nil
 	}
-	ser := serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, unstructuredscheme.NewUnstructuredCreator(), unstructuredscheme.NewUnstructuredObjectTyper(), serializerjson.SerializerOptions{Strict: true})
 	u := &unstructured.Unstructured{}
-	obj, _, err := ser.Decode(body, &k.GVK, u)
+	obj, _, err := strictUnstructuredJSON.Decode(body, &k.GVK, u)
 	var errs []error
 	if err != nil {
 		se, ok := runtime.AsStrictDecodingError(err)
@@ -174,13 +180,13 @@ func (s *Server) checkBodyFields(k *Kind, req Request, obj *unstructured.Unstruc
 // errors (a key twice; a JSON patch's operations prefixed "json patch"),
 // then the patched object's, refused by Strict with a 422 on "patch",
 // warned of by Warn. A patch that does not decode strictly is a 400.
-func (s *Server) checkPatchFields(k *Kind, req Request, pt string, data []byte, patched *unstructured.Unstructured) error {
+func (s *Server) checkPatchFields(k *Kind, req Request, pt types.PatchType, data []byte, patched *unstructured.Unstructured) error {
 	if !req.checksFields(s.ablate) {
 		return nil
 	}
 	var applied []error
 	var err error
-	if pt == "application/json-patch+json" {
+	if pt == types.JSONPatchType {
 		var ops []struct {
 			Op    string `json:"op"`
 			Path  string `json:"path"`
@@ -201,7 +207,7 @@ func (s *Server) checkPatchFields(k *Kind, req Request, pt string, data []byte, 
 	}
 	var value string
 	var objErrs []error
-	if pt == "application/strategic-merge-patch+json" {
+	if pt == types.StrategicMergePatchType {
 		// The patched map is converted to the Go type directly, with
 		// unknown fields returned (strategicPatchObject); the 422 shows
 		// the patch map.

@@ -28,7 +28,7 @@ func (s *Server) Create(req Request, obj *unstructured.Unstructured) (*unstructu
 	}
 	if req.Subresource != "" {
 		if !k.servesSubresource(req.Subresource) {
-			return nil, errNoRoute(k, req.Name)
+			return nil, ErrNoRoute(k.groupResource(), req.Name)
 		}
 		return nil, apierrors.NewMethodNotSupported(k.groupResource(), "create "+req.Subresource)
 	}
@@ -337,9 +337,9 @@ func (k *Kind) servesSubresource(sub string) bool {
 	return false
 }
 
-// errNoRoute is what a client gets for a subresource the server has no
+// ErrNoRoute is what a client gets for a subresource the server has no
 // route for: the mux's plain-text 404, which client-go turns into a
 // NotFound "the server could not find the requested resource".
-func errNoRoute(k *Kind, name string) error {
-	return apierrors.NewGenericServerResponse(http.StatusNotFound, "POST", k.groupResource(), name, "", 0, false)
+func ErrNoRoute(gr schema.GroupResource, name string) error {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, "POST", gr, name, "", 0, false)
 }

@@ -2,7 +2,6 @@ package ctrlsim
 
 import (
 	"context"
-	"net/http"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
@@ -92,8 +91,7 @@ func (c *Client) createSubResource(ctx context.Context, obj client.Object, sub s
 	kind, ok := subResourceKinds[sub]
 	if !ok {
 		if sub != "status" && sub != "scale" {
-			// No route: the mux's 404, as client-go reports it.
-			return nil, apierrors.NewGenericServerResponse(http.StatusNotFound, "POST", schema.GroupResource{Resource: sub}, obj.GetName(), "", 0, false)
+			return nil, apiserver.ErrNoRoute(schema.GroupResource{Resource: sub}, obj.GetName())
 		}
 		return nil, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: sub}, "create")
 	}

@@ -118,6 +118,16 @@ var fvTargets = []fvTarget{
 		applyTwice: "apiVersion: fidelity.ctrlbugs.io/v1\nkind: Widget\nmetadata:\n  name: %[1]s\n  name: %[1]s\nspec:\n  color: red\n  color: blue\n"},
 }
 
+// clean is tg's object without the fields its schema does not know.
+func (tg fvTarget) clean(ns, name string) *unstructured.Unstructured {
+	u := tg.obj(ns, name)
+	delete(u.Object, "bogus")
+	delete(u.Object, "bogusTop")
+	unstructured.RemoveNestedField(u.Object, "metadata", "bogusMeta")
+	unstructured.RemoveNestedField(u.Object, "spec", "bogus")
+	return u
+}
+
 var fvModes = []string{"", metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict}
 
 func fvModeName(m string) string {
@@ -176,12 +186,7 @@ func init() {
 			for i, m := range fvModes {
 				k := fvModeName(m)
 				name := fmt.Sprintf("o%d", i)
-				clean := tg.obj(ns, name)
-				delete(clean.Object, "bogus")
-				delete(clean.Object, "bogusTop")
-				unstructured.RemoveNestedField(clean.Object, "metadata", "bogusMeta")
-				unstructured.RemoveNestedField(clean.Object, "spec", "bogus")
-				cur, err := res.Create(ctx, clean, metav1.CreateOptions{FieldManager: fieldOwner})
+				cur, err := res.Create(ctx, tg.clean(ns, name), metav1.CreateOptions{FieldManager: fieldOwner})
 				if !mustOK(o, k+".create", err) {
 					return
 				}
@@ -204,12 +209,7 @@ func init() {
 				return
 			}
 			res := d.Resource(tg.gvr).Namespace(ns)
-			clean := tg.obj(ns, "p")
-			delete(clean.Object, "bogus")
-			delete(clean.Object, "bogusTop")
-			unstructured.RemoveNestedField(clean.Object, "metadata", "bogusMeta")
-			unstructured.RemoveNestedField(clean.Object, "spec", "bogus")
-			if _, err := res.Create(ctx, clean, metav1.CreateOptions{FieldManager: fieldOwner}); !mustOK(o, "create", err) {
+			if _, err := res.Create(ctx, tg.clean(ns, "p"), metav1.CreateOptions{FieldManager: fieldOwner}); !mustOK(o, "create", err) {
 				return
 			}
 			w.take()
