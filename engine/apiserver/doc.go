@@ -75,8 +75,9 @@
 //   - built-in kinds controllers touch run kube-apiserver's own registry
 //     code, linked from k8s.io/kubernetes v1.36.3 (linked.go, kinds.go): Pod,
 //     ConfigMap, Secret, ServiceAccount, Service, Deployment, ReplicaSet,
-//     StatefulSet, DaemonSet, Job, PodDisruptionBudget, Lease and
-//     EndpointSlice. A request body is decoded as the real handler decodes
+//     StatefulSet, DaemonSet, Job, PodDisruptionBudget, Lease,
+//     EndpointSlice, Node, Endpoints, PersistentVolume(Claim), StorageClass,
+//     VolumeAttachment and CSINode. A request body is decoded as the real handler decodes
 //     it (the v1 defaulting functions, SetObjectDefaults_*, and the
 //     conversion to the internal version and back); apply merges through a
 //     field manager with the same defaulter; then, after the field manager,
@@ -142,6 +143,8 @@
 //   - a pod's deletion is one DELETED event: kube's pod strategy makes every
 //     pod deletion graceful (a MODIFIED event setting deletionTimestamp,
 //     then the DELETED); known difference pod/delete-events.
+//   - a CRD is served at its storage version only (kinds.go InstallCRD);
+//     known difference crv2/two-versions-none-conversion.
 //   - eviction (eviction.go): pods/<name>/eviction with PodDisruptionBudgets,
 //     as kube-apiserver's eviction REST decides it, restated (it runs over
 //     a generic store and a budget client): dry run from the request or the
@@ -200,19 +203,19 @@
 //     deduced from the object (no schema for them is linkable: client-go's
 //     has none and apiextensions' apply configurations are untyped), so
 //     their lists are atomic to server-side apply.
-//   - Built-in kinds outside the linked list (Namespace,
-//     PersistentVolume(Claim), Endpoints, StorageClass, VolumeAttachment,
-//     CRDs, ...) get apimachinery's object-meta validation only (names,
-//     labels, annotations, owner references, immutable fields, no new
-//     finalizers on terminating objects) and core validation's
-//     finalizer-name rule; no defaulting except the Namespace name label
-//     (decode.go). Field selectors still go through their registries'
-//     GetAttrs where kube has one (Namespace, Node, PersistentVolume(Claim):
-//     strategy.go restatedAttrs; fidelity: node/list-field-selector,
+//   - Built-in kinds outside the linked list (Namespace, CRDs, ...) get
+//     apimachinery's object-meta validation only (names, labels,
+//     annotations, owner references, immutable fields, no new finalizers on
+//     terminating objects) and core validation's finalizer-name rule; no
+//     defaulting except the Namespace name label (decode.go). Field
+//     selectors still go through their registries' GetAttrs where kube has
+//     one (Namespace: strategy.go unlinkedAttrs; fidelity:
 //     fieldsel/cluster-scoped-and-configmaps); a field selector kube's
 //     conversion accepts on a kind the engine runs no GetAttrs for is
 //     refused with a 500 naming this, never answered with an empty list
-//     (read.go).
+//     (read.go). PersistentVolume(Claim), Endpoints, StorageClass,
+//     VolumeAttachment and CSINode run their registries' strategies, linked
+//     (fidelity kindrule/*).
 //   - Defaulting on read: kube-apiserver's storage defaults every object it
 //     decodes, so a stored object gets defaults only when a write carries
 //     them; the engine defaults before storing. Seen only where a default

@@ -28,14 +28,20 @@ import (
 	"k8s.io/kubernetes/pkg/registry/batch/job"
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
 	"k8s.io/kubernetes/pkg/registry/core/configmap"
+	"k8s.io/kubernetes/pkg/registry/core/endpoint"
 	"k8s.io/kubernetes/pkg/registry/core/event"
 	"k8s.io/kubernetes/pkg/registry/core/node"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/secret"
 	"k8s.io/kubernetes/pkg/registry/core/service"
 	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
 	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
 	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
+	"k8s.io/kubernetes/pkg/registry/storage/csinode"
+	"k8s.io/kubernetes/pkg/registry/storage/storageclass"
+	"k8s.io/kubernetes/pkg/registry/storage/volumeattachment"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -94,9 +100,9 @@ var builtinKinds = []struct {
 	// reset it).
 	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", false, true, false, linked(node.Strategy, node.StatusStrategy, node.GetAttrs).keepingStatus()},
 	{schema.GroupVersionKind{Version: "v1", Kind: "Event"}, "events", true, false, false, linked(event.Strategy, nil, event.GetAttrs)},
-	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}, "persistentvolumeclaims", true, true, false, builtinStrategy},
-	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", false, true, false, builtinStrategy},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Endpoints"}, "endpoints", true, false, false, builtinStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}, "persistentvolumeclaims", true, true, false, linked(persistentvolumeclaim.Strategy, persistentvolumeclaim.StatusStrategy, persistentvolumeclaim.GetAttrs)},
+	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", false, true, false, linked(persistentvolume.Strategy, persistentvolume.StatusStrategy, persistentvolume.GetAttrs)},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Endpoints"}, "endpoints", true, false, false, linked(endpoint.Strategy, nil, nil)},
 	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", true, true, true, linked(deployment.Strategy, deployment.StatusStrategy, nil)},
 	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}, "replicasets", true, true, true, linked(replicaset.Strategy, replicaset.StatusStrategy, replicaset.GetAttrs)},
 	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", true, true, true, linked(statefulset.Strategy, statefulset.StatusStrategy, nil)},
@@ -105,16 +111,16 @@ var builtinKinds = []struct {
 	{schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}, "leases", true, false, false, linked(lease.Strategy, nil, nil)},
 	{schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}, "endpointslices", true, false, true, linked(endpointslice.Strategy, nil, nil)},
 	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "poddisruptionbudgets", true, true, true, linked(poddisruptionbudget.Strategy, poddisruptionbudget.StatusStrategy, nil)},
-	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}, "storageclasses", false, false, false, builtinStrategy},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}, "storageclasses", false, false, false, linked(storageclass.Strategy, nil, nil)},
 	// VolumeAttachments (pkg/registry/storage/volumeattachment: cluster-scoped,
 	// a status subresource, no generation): Cluster API's Machine reconciler
 	// lists them before deleting a drained Node.
-	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}, "volumeattachments", false, true, false, builtinStrategy},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}, "volumeattachments", false, true, false, linked(volumeattachment.Strategy, volumeattachment.StatusStrategy, nil)},
 	// CSINodes (pkg/registry/storage/csinode: cluster-scoped, no status
 	// subresource, no generation): Karpenter's state reads a Node's to
 	// learn its volume limits (state/statenode.go), NotFound until a
 	// kubelet's CSI plugins register.
-	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode"}, "csinodes", false, false, false, builtinStrategy},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode"}, "csinodes", false, false, false, linked(csinode.Strategy, nil, nil)},
 	{schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "customresourcedefinitions", false, true, true, crdStrategy{}},
 }
 
@@ -242,7 +248,9 @@ func (s *Server) addKind(k *Kind, conv managedfields.TypeConverter) error {
 }
 
 // InstallCRD serves the custom resource a CRD defines, as kube-apiserver does
-// once the CRD is Established. Only the storage version is served.
+// once the CRD is Established. Only the storage version is served (known
+// difference crv2/two-versions-none-conversion: kube serves every served
+// version).
 func (s *Server) InstallCRD(crd *apiextensionsv1.CustomResourceDefinition) error {
 	var ver *apiextensionsv1.CustomResourceDefinitionVersion
 	for i := range crd.Spec.Versions {

@@ -217,12 +217,12 @@ func (s *Server) checkFieldSelector(k *Kind, sel fields.Selector) (fields.Select
 		return nil, err
 	}
 	if converted {
-		// A field kube's conversion accepts that the kind's restated
-		// strategy cannot produce would match nothing, silently: refuse it.
+		// A field kube's conversion accepts that a kind without its
+		// registry's GetAttrs cannot produce would match nothing, silently: refuse it.
 		if k.registryAttrs() == nil {
 			for _, r := range sel.Requirements() {
 				if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
-					return nil, apierrors.NewInternalError(fmt.Errorf("field selector %q on %s: the engine runs no registry GetAttrs for this kind (apiserver/kinds.go, strategy.go restatedAttrs), so it can match metadata.name and metadata.namespace only", r.Field+string(r.Operator)+r.Value, k.Resource))
+					return nil, apierrors.NewInternalError(fmt.Errorf("field selector %q on %s: the engine runs no registry GetAttrs for this kind (apiserver/kinds.go, strategy.go unlinkedAttrs), so it can match metadata.name and metadata.namespace only", r.Field+string(r.Operator)+r.Value, k.Resource))
 				}
 			}
 		}

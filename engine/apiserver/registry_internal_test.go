@@ -36,6 +36,8 @@ func TestKindStrategies(t *testing.T) {
 	}
 	linkedKinds := map[schema.GroupKind]bool{}
 	for _, gk := range []schema.GroupKind{{Kind: "ConfigMap"}, {Kind: "Event"}, {Kind: "Secret"}, {Kind: "ServiceAccount"}, {Kind: "Service"}, {Kind: "Pod"}, {Kind: "Node"},
+		{Kind: "Endpoints"}, {Kind: "PersistentVolume"}, {Kind: "PersistentVolumeClaim"},
+		{Group: "storage.k8s.io", Kind: "StorageClass"}, {Group: "storage.k8s.io", Kind: "VolumeAttachment"}, {Group: "storage.k8s.io", Kind: "CSINode"},
 		{Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "ReplicaSet"}, {Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"},
 		{Group: "batch", Kind: "Job"}, {Group: "coordination.k8s.io", Kind: "Lease"}, {Group: "discovery.k8s.io", Kind: "EndpointSlice"},
 		{Group: "policy", Kind: "PodDisruptionBudget"}} {
@@ -48,7 +50,9 @@ func TestKindStrategies(t *testing.T) {
 			t.Errorf("%v: linked %v, want %v", gk, isLinked, linkedKinds[gk])
 		}
 		conditional := gk == widget || gk == schema.GroupKind{Group: "coordination.k8s.io", Kind: "Lease"} ||
-			gk == schema.GroupKind{Group: "policy", Kind: "PodDisruptionBudget"}
+			gk == schema.GroupKind{Group: "policy", Kind: "PodDisruptionBudget"} ||
+			gk == schema.GroupKind{Group: "storage.k8s.io", Kind: "VolumeAttachment"} ||
+			gk == schema.GroupKind{Group: "storage.k8s.io", Kind: "CSINode"}
 		if want := !conditional; k.Unconditional != want {
 			t.Errorf("%v: unconditional update %v, want %v", gk, k.Unconditional, want)
 		}

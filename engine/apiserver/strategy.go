@@ -24,10 +24,8 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	"k8s.io/kubernetes/pkg/registry/core/namespace"
-	"k8s.io/kubernetes/pkg/registry/core/node"
-	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
-	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 )
 
 // builtinDefaulter runs the v1 defaulting functions kube-apiserver
@@ -160,19 +158,15 @@ func (s *Server) selectableFields(k *Kind, obj *unstructured.Unstructured) (fiel
 	return f, err
 }
 
-// restatedAttrs are the registries' GetAttrs of built-in kinds whose write
-// strategy is restated (not linked, kinds.go), run all the same so that
-// their field selectors are kube's: a Namespace's status.phase, a Node's
-// spec.unschedulable, a PersistentVolume('s Claim) name.
-var restatedAttrs = map[schema.GroupKind]func(runtime.Object) (labels.Set, fields.Set, error){
-	{Kind: "Namespace"}:             namespace.GetAttrs,
-	{Kind: "Node"}:                  node.GetAttrs,
-	{Kind: "PersistentVolume"}:      persistentvolume.GetAttrs,
-	{Kind: "PersistentVolumeClaim"}: persistentvolumeclaim.GetAttrs,
+// unlinkedAttrs are the registries' GetAttrs of built-in kinds whose write
+// strategy is not linked (kinds.go), run all the same so that their field
+// selectors are kube's: a Namespace's status.phase.
+var unlinkedAttrs = map[schema.GroupKind]func(runtime.Object) (labels.Set, fields.Set, error){
+	{Kind: "Namespace"}: namespace.GetAttrs,
 }
 
 // registryAttrs is the kind's registry's GetAttrs (linked or in
-// restatedAttrs), nil when the engine runs none.
+// unlinkedAttrs), nil when the engine runs none.
 func (k *Kind) registryAttrs() func(runtime.Object) (labels.Set, fields.Set, error) {
 	if st, ok := k.strategy.registry(); ok && st.attrs != nil {
 		return st.attrs
@@ -180,5 +174,5 @@ func (k *Kind) registryAttrs() func(runtime.Object) (labels.Set, fields.Set, err
 	if k.CRD {
 		return nil
 	}
-	return restatedAttrs[k.GVK.GroupKind()]
+	return unlinkedAttrs[k.GVK.GroupKind()]
 }

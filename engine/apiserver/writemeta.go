@@ -25,8 +25,16 @@ var standardFinalizers = []string{"kubernetes", metav1.FinalizerOrphanDependents
 // resources get only apimachinery's, and so do CustomResourceDefinitions:
 // apiextensions-apiserver validates their metadata with apimachinery's
 // rules, which is how its own cleanup finalizer passes).
+//
+// A Namespace's name is a DNS label (core validation's ValidateNamespace
+// names it with apimachinery's ValidateNamespaceName); every other kind
+// this path serves names with a DNS subdomain.
 func validateMeta(k *Kind, obj *unstructured.Unstructured) field.ErrorList {
-	errs := apivalidation.ValidateObjectMetaAccessor(obj, k.Namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	name := apivalidation.NameIsDNSSubdomain
+	if k.GVK.GroupKind() == namespaceGK {
+		name = apivalidation.ValidateNamespaceName
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(obj, k.Namespaced, name, field.NewPath("metadata"))
 	if k.strategy.builtinMeta() {
 		for i, f := range obj.GetFinalizers() {
 			if !slices.Contains(standardFinalizers, f) && !strings.Contains(f, "/") {

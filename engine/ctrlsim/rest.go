@@ -45,7 +45,7 @@ import (
 //
 // What it serves: get, list (label and field selectors), create, update,
 // patch (JSON, merge, strategic merge, apply), delete and deletecollection
-// on main resources and on status and scale; create on pods' eviction and
+// on main resources and on status and scale (get too); create on pods' eviction and
 // binding subresources (the body passed on as it came, with the request's
 // dryRun and fieldManager); PartialObjectMetadata(List)
 // responses when asked for; watch (see watch); discovery, aggregated
@@ -62,7 +62,10 @@ import (
 // rebuilt from controller-runtime's top-level fields (whose
 // AsDeleteOptions once dropped every delete option that came in Raw).
 // Not read: a get's resourceVersion (a get is served at the present), a
-// watch's timeoutSeconds; see watch for its resourceVersion.
+// watch's timeoutSeconds (known difference watch/timeout-seconds: a stream
+// ends only when a perturbation breaks it); see watch for its
+// resourceVersion. Warnings the server gives (field validation) are sent
+// as Warning headers.
 type restTransport struct {
 	c     *Client
 	cache *Cache // feeds watches; nil: watches refused
@@ -194,6 +197,13 @@ func (t *restTransport) serve(req *http.Request) (any, int) {
 	meta := wantsMetadata(req.Header.Get("Accept"))
 	switch ri.Verb {
 	case "get":
+		if ri.Subresource == "scale" {
+			sc := &unstructured.Unstructured{}
+			if err := t.c.SubResource("scale").Get(ctx, obj(), sc); err != nil {
+				return errStatus(err)
+			}
+			return sc.Object, http.StatusOK
+		}
 		if ri.Subresource != "" && ri.Subresource != "status" {
 			return errStatus(apierrors.NewMethodNotSupported(gvr.GroupResource(), "get "+ri.Subresource))
 		}

@@ -72,9 +72,9 @@ var _ = register("event/invalid", func(ctx context.Context, c client.Client, ns 
 	o.Err("no reason", c.Create(ctx, e))
 })
 
-// Node, Namespace, PersistentVolume(Claim): restated write strategies, but
-// field selectors through their registries' GetAttrs (apiserver/strategy.go
-// restatedAttrs).
+// Field selectors through the registries' GetAttrs: Node's linked, the
+// Namespace's run although its write strategy is not (apiserver/strategy.go
+// unlinkedAttrs).
 var _ = register("node/list-field-selector", func(ctx context.Context, c client.Client, ns string, o *Observation) {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node"}, Spec: corev1.NodeSpec{Unschedulable: true}}
 	mustOK(o, "create node", c.Create(ctx, n))

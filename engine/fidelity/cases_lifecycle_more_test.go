@@ -3,6 +3,7 @@ package fidelity
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -406,4 +407,69 @@ var _ = register("pod/delete-events", func(ctx context.Context, c client.Client,
 			break
 		}
 	}
+})
+
+// A watch-list (sendInitialEvents) with a label selector sends only the
+// matching objects, then its bookmark.
+var _ = register("watch/selected-initial-events", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	d := dynamicFor(c, o)
+	if d == nil {
+		return
+	}
+	cms := d.Resource(cmGVR).Namespace(ns)
+	for _, n := range []string{"a", "b"} {
+		u := cmObj(ns, n)
+		if n == "a" {
+			u.SetLabels(map[string]string{"team": "x"})
+		}
+		if _, err := cms.Create(ctx, u, metav1.CreateOptions{}); !o.Err("create."+n, err) {
+			return
+		}
+	}
+	w, err := cms.Watch(ctx, metav1.ListOptions{LabelSelector: "team=x", SendInitialEvents: ptrTrue(),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+	if !o.Err("watch", err) {
+		return
+	}
+	defer w.Stop()
+	for i := 0; i < 2; i++ {
+		ev, _ := nextEvent(w, true)
+		o.Add(fmt.Sprintf("initial.%d", i), eventFact(ev))
+	}
+})
+
+// watch/timeout-seconds: a watch asking for timeoutSeconds ends when the
+// server's timer fires (client-go's reflectors ask for 5-10 minutes, then
+// watch again from where they were). Known: the engine's watches end only
+// when a perturbation breaks them.
+var _ = register("watch/timeout-seconds", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	d := dynamicFor(c, o)
+	if d == nil {
+		return
+	}
+	cms := d.Resource(cmGVR).Namespace(ns)
+	for _, n := range []string{"a", "b"} {
+		if _, err := cms.Create(ctx, cmObj(ns, n), metav1.CreateOptions{}); !o.Err("create."+n, err) {
+			return
+		}
+	}
+	one := int64(1)
+	tw, err := cms.Watch(ctx, metav1.ListOptions{TimeoutSeconds: &one, ResourceVersion: "0"})
+	if !o.Err("watch-timeout", err) {
+		return
+	}
+	defer tw.Stop()
+	var seen []string
+	for len(seen) < 5 {
+		ev, ok := nextEvent(tw, false)
+		if !ok {
+			break
+		}
+		seen = append(seen, eventFact(ev))
+		if ev.Type == "TIMEOUT" {
+			break
+		}
+	}
+	sort.Strings(seen)
+	o.Add("timeout.events-then-end", strings.Join(seen, ", "))
 })
