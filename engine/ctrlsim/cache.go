@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,6 +53,12 @@ type Cache struct {
 	// Sync like the informers (guarded by the Env lock).
 	watchers   map[schema.GroupKind][]*watcher
 	watchKinds []schema.GroupKind // kinds watched through the REST seam, sorted
+	// seq numbers the frames queued on the streams, so that ReleaseNext
+	// lets them through in the order the views moved.
+	seq atomic.Uint64
+	// up is controller-runtime's own cache when the manager runs it
+	// (ManagerOptions.UpstreamCache; upstreamcache.go), nil otherwise.
+	up cache.Cache
 }
 
 var _ cache.Cache = (*Cache)(nil)
@@ -79,7 +86,9 @@ func (c *Cache) caches(obj runtime.Object, gvk schema.GroupVersionKind) bool {
 	if f == Unstructured && !c.Unstructured {
 		return false
 	}
-	c.informer(gvk, f) // a cached read starts an informer, as in controller-runtime
+	if c.up == nil {
+		c.informer(gvk, f) // a cached read starts an informer, as in controller-runtime
+	}
 	return true
 }
 
@@ -91,14 +100,16 @@ func (c *Cache) caches(obj runtime.Object, gvk schema.GroupVersionKind) bool {
 // (client.New with CacheOptions.Reader, e.g. Crossplane's ControllerEngine)
 // rely on it.
 func (c *Cache) readsCache(obj runtime.Object, gvk schema.GroupVersionKind) bool {
-	c.informer(gvk, formOf(obj))
+	if c.up == nil {
+		c.informer(gvk, formOf(obj))
+	}
 	return true
 }
 
 // Get implements client.Reader: a cached read (the informer view),
 // recorded as the owning client's.
 func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return c.client.get(ctx, key, obj, c.readsCache)
+	return c.client.get(ctx, key, obj, c.readsCache, opts...)
 }
 
 // List implements client.Reader: a cached read, as Get.
@@ -108,6 +119,9 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 
 // GetInformer implements cache.Informers.
 func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if c.up != nil {
+		return c.up.GetInformer(ctx, obj, opts...)
+	}
 	gvk, err := apiutil.GVKForObject(obj, c.client.env.Scheme)
 	if err != nil {
 		return nil, err
@@ -117,6 +131,9 @@ func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cach
 
 // GetInformerForKind implements cache.Informers.
 func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if c.up != nil {
+		return c.up.GetInformerForKind(ctx, gvk, opts...)
+	}
 	return c.informer(gvk, Typed), nil
 }
 
@@ -216,7 +233,16 @@ func (c *Cache) addWatcher(w *watcher) {
 		})
 		c.watchKinds = slices.Insert(c.watchKinds, i, w.gk)
 	}
-	c.watchers[w.gk] = append(c.watchers[w.gk], w)
+	// Kept in key order (stable for equal keys): Sync feeds a kind's
+	// streams in this order, and client-go reflectors open them from
+	// goroutines of their own.
+	w.seq = &c.seq
+	ws := c.watchers[w.gk]
+	i := len(ws)
+	for i > 0 && ws[i-1].key > w.key {
+		i--
+	}
+	c.watchers[w.gk] = slices.Insert(ws, i, w)
 }
 
 // CloseWatches ends every watch stream served from this cache (the
@@ -238,6 +264,33 @@ func (c *Cache) Watches() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.watchers) > 0
+}
+
+// ReleaseNext releases one frame: the first queued, not yet released, on
+// any watch stream served from this cache (in the order Sync queued them:
+// the views' order, a kind's streams in key order). It reports whether
+// there was one. A caller that waits for every goroutine to block after
+// each release (synctest.Wait) has each event's handlers run before the
+// next event is written, on whichever informer; FlushWatches releases all
+// at once, and the reflectors read them in the order the Go scheduler
+// runs them.
+func (c *Cache) ReleaseNext() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var best *watcher
+	var bestSeq uint64
+	for _, gk := range c.watchKinds {
+		for _, w := range c.watchers[gk] {
+			if n, ok := w.next(); ok && (best == nil || n < bestSeq) {
+				best, bestSeq = w, n
+			}
+		}
+	}
+	if best == nil {
+		return false
+	}
+	best.releaseOne()
+	return true
 }
 
 // FlushWatches releases the frames queued on every watch stream.
@@ -364,12 +417,32 @@ func (c *Cache) Informers() []*Informer {
 }
 
 // RemoveInformer implements cache.Informers.
-func (c *Cache) RemoveInformer(ctx context.Context, obj client.Object) error { return nil }
+func (c *Cache) RemoveInformer(ctx context.Context, obj client.Object) error {
+	if c.up != nil {
+		return c.up.RemoveInformer(ctx, obj)
+	}
+	return nil
+}
 
-// Start implements cache.Informers; the engine drives informers instead.
-func (c *Cache) Start(ctx context.Context) error { <-ctx.Done(); return nil }
+// Start implements cache.Informers. The restated informers are driven by
+// the engine; controller-runtime's cache (ManagerOptions.UpstreamCache)
+// starts its informers here, as its manager starts it, and runs until ctx
+// ends.
+func (c *Cache) Start(ctx context.Context) error {
+	if c.up != nil {
+		return c.up.Start(ctx)
+	}
+	<-ctx.Done()
+	return nil
+}
 
-// WaitForCacheSync implements cache.Informers: informers are always synced.
-func (c *Cache) WaitForCacheSync(ctx context.Context) bool { return true }
+// WaitForCacheSync implements cache.Informers: the restated informers are
+// always synced; controller-runtime's wait for their reflectors.
+func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
+	if c.up != nil {
+		return c.up.WaitForCacheSync(ctx)
+	}
+	return true
+}
 
 var _ cache.Informer = (*Informer)(nil)

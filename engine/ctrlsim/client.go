@@ -137,11 +137,11 @@ func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	if c.cache != nil {
 		caches = c.cache.caches
 	}
-	return c.get(ctx, key, obj, caches)
+	return c.get(ctx, key, obj, caches, opts...)
 }
 
 // get reads obj, through the cache when caches (nil: never) says so.
-func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Object, caches func(runtime.Object, schema.GroupVersionKind) bool) error {
+func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Object, caches func(runtime.Object, schema.GroupVersionKind) bool, opts ...client.GetOption) error {
 	gvk, err := c.gvk(obj)
 	if err != nil {
 		return err
@@ -149,6 +149,23 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	op := &Op{Verb: verb.Get, GVK: gvk, Namespace: key.Namespace, Name: key.Name}
 	cached := caches != nil && caches(obj, gvk)
 	op.Cached = cached // known before the call: a Gater may tell cached reads apart
+	if cached && c.cache.up != nil {
+		// controller-runtime's cache: its informer started and synced
+		// before the call (its reflector watches through the seam, which
+		// takes the Env lock), then read as controller-runtime reads it.
+		if err := c.cache.ensureInformer(ctx, gvk, obj); err != nil {
+			return err
+		}
+		return c.call(ctx, op, func() error {
+			op.ViewRev = c.cache.upstreamViewRev(ctx, gvk, obj)
+			op.CurrentRV = c.currentRV(gvk, key.Namespace, key.Name)
+			if err := c.cache.up.Get(ctx, key, obj, opts...); err != nil {
+				return err
+			}
+			op.ObservedRV = obj.GetResourceVersion()
+			return nil
+		})
+	}
 	return c.call(ctx, op, func() error {
 		if cached {
 			op.Cached = true
@@ -200,6 +217,20 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 	op := &Op{Verb: verb.List, GVK: gvk, Namespace: lo.Namespace}
 	cached := caches != nil && caches(list, gvk)
 	op.Cached = cached // known before the call: a Gater may tell cached reads apart
+	if cached && c.cache.up != nil {
+		// controller-runtime's cache, as in get.
+		if err := c.cache.ensureInformer(ctx, gvk, list); err != nil {
+			return err
+		}
+		return c.call(ctx, op, func() error {
+			op.ViewRev = c.cache.upstreamViewRev(ctx, gvk, list)
+			if err := c.cache.up.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			op.Items = meta.LenList(list)
+			return nil
+		})
+	}
 	return c.call(ctx, op, func() error {
 		sel := apiserver.ListOptions{Labels: lo.LabelSelector}
 		var indexed fields.Selector

@@ -19,6 +19,9 @@ import (
 // the objects that informer holds (transformed, as client-go indexes them
 // after the transform).
 func (c *Cache) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	if c.up != nil {
+		return c.up.IndexField(ctx, obj, field, extract)
+	}
 	gvk, err := apiutil.GVKForObject(obj, c.client.env.Scheme)
 	if err != nil {
 		return err

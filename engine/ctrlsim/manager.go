@@ -47,6 +47,15 @@ type ManagerOptions struct {
 	// what an upstream main passes as cache.Options.SyncPeriod; 0 means
 	// controller-runtime's default, DefaultSyncPeriod.
 	SyncPeriod time.Duration
+	// UpstreamCache, when set, gives the manager controller-runtime's own
+	// cache, built by cache.New with these options as upstream's main
+	// passes them (ByObject, DefaultNamespaces, DefaultTransform,
+	// selectors, UnsafeDisableDeepCopy, ...), instead of the restated one;
+	// its informers are client-go's, watching through the REST seam
+	// (upstreamcache.go). The engine sets Scheme, Mapper and HTTPClient;
+	// SyncPeriod, if unset, is the manager's. The cache runs as one of the
+	// manager's runnables (Other), as controller-runtime's manager runs it.
+	UpstreamCache *cache.Options
 }
 
 // DefaultSyncPeriod is controller-runtime's default cache.Options.SyncPeriod.
@@ -106,6 +115,19 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 			return nil, fmt.Errorf("ctrlsim: uncached kind: %w", err)
 		}
 		m.cache.uncached[gvk.GroupKind()] = true
+	}
+	if opts.UpstreamCache != nil {
+		co := *opts.UpstreamCache
+		co.Scheme, co.Mapper, co.HTTPClient = env.Scheme, env.Server.RESTMapper(), m.GetHTTPClient()
+		if co.SyncPeriod == nil {
+			co.SyncPeriod = ptr.To(m.syncPeriod)
+		}
+		up, err := cache.New(m.GetConfig(), co)
+		if err != nil {
+			return nil, fmt.Errorf("ctrlsim: controller-runtime's cache: %w", err)
+		}
+		m.cache.up = up
+		m.other = append(m.other, m.cache)
 	}
 	return m, nil
 }

@@ -15,6 +15,8 @@ import (
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -491,6 +493,7 @@ func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.Gro
 		return stream{body: body}, http.StatusOK
 	}
 	w, body := newWatcher(gk, ns, ls, fs, meta, from)
+	w.key = streamKey(ns, ls, lo.FieldSelector, meta)
 	st := env.Server.Store()
 	if initial {
 		if k, ok := env.Server.KindFor(gk); ok {
@@ -514,10 +517,33 @@ func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.Gro
 	}
 	w.from = max(from, pos)
 	t.cache.addWatcher(w)
-	// The client is waiting for these: the request is made while the
-	// engine waits for upstream's goroutines.
-	w.flush()
+	if t.cache.up == nil {
+		// The client is waiting for these: the request is made while
+		// the engine waits for upstream's goroutines.
+		w.flush()
+	}
+	// With controller-runtime's cache (upstreamcache.go) the initial
+	// events wait for ReleaseNext like any other: a handler registered
+	// before they are released hears them as the informer pops them, in
+	// the list's order, where one registered on a synced informer hears
+	// them replayed in the order of client-go's indexer map.
 	return stream{body: body}, http.StatusOK
+}
+
+// streamKey names a watch's selection, ordering a kind's streams.
+func streamKey(ns string, ls labels.Selector, fs fields.Selector, meta bool) string {
+	k := ns + "\x00"
+	if ls != nil {
+		k += ls.String()
+	}
+	k += "\x00"
+	if fs != nil {
+		k += fs.String()
+	}
+	if meta {
+		k += "\x00metadata"
+	}
+	return k
 }
 
 // protobufToJSON re-encodes a protobuf request body as JSON.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,10 +33,16 @@ type watcher struct {
 	fields   func(*unstructured.Unstructured) bool
 	metadata bool // PartialObjectMetadata frames
 	from     int64
+	// key names the stream's selection (namespace, selectors, form): the
+	// streams of a kind are fed in key order, whichever opened first.
+	key string
+	// seq numbers queued frames across the cache's streams (nil until the
+	// stream is added to a cache: its initial frames are released at once).
+	seq *atomic.Uint64
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	frames [][]byte
+	frames []frame
 	// ready is how many of frames a flush released: only those are
 	// written, even if the writer is busy when more are queued.
 	ready  int
@@ -81,7 +88,7 @@ func (w *watcher) run() {
 		w.ready = 0
 		w.mu.Unlock()
 		for _, f := range frames {
-			if _, err := w.pw.Write(f); err != nil {
+			if _, err := w.pw.Write(f.data); err != nil {
 				w.close()
 				return
 			}
@@ -100,10 +107,42 @@ func (w *watcher) close() {
 	w.mu.Unlock()
 }
 
+// frame is one queued watch event, numbered in the order its cache's
+// streams were fed.
+type frame struct {
+	data []byte
+	seq  uint64
+}
+
 func (w *watcher) queue(f []byte) {
 	w.mu.Lock()
 	if !w.closed {
-		w.frames = append(w.frames, f)
+		var n uint64
+		if w.seq != nil {
+			n = w.seq.Add(1)
+		}
+		w.frames = append(w.frames, frame{data: f, seq: n})
+	}
+	w.mu.Unlock()
+}
+
+// next returns the number of the first queued frame a flush has not
+// released yet, if any.
+func (w *watcher) next() (uint64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || len(w.frames) <= w.ready {
+		return 0, false
+	}
+	return w.frames[w.ready].seq, true
+}
+
+// releaseOne lets the writer send one more queued frame.
+func (w *watcher) releaseOne() {
+	w.mu.Lock()
+	if len(w.frames) > w.ready {
+		w.ready++
+		w.cond.Signal()
 	}
 	w.mu.Unlock()
 }

@@ -49,7 +49,11 @@ func (r *told) OnDelete(obj any) {
 	}
 }
 
-// TestWatchBreakRelist: a view held where the watch broke catches up either
+// TestWatchBreakRelistRestated: the restated cache (informer.go), until it
+// goes. Where it differs from client-go's informer (TestWatchBreakRelist):
+// it tells the tombstones last, not first, and an unchanged object not at
+// all, where a listener that has not had its first resync check hears it
+// as an update of itself. A view held where the watch broke catches up either
 // by the events in between (a watch that resumes) or, after a watch that
 // could not resume, by a relist, as client-go's reflector and
 // DeltaFIFO.Replace deliver it: one update per changed object (v 1->3,
@@ -57,7 +61,7 @@ func (r *told) OnDelete(obj any) {
 // meanwhile a DeletedFinalStateUnknown tombstone with the last state the
 // informer had. A REST-seam watch served from the cache ends with 410
 // Expired on the relist, so the client behind it lists again.
-func TestWatchBreakRelist(t *testing.T) {
+func TestWatchBreakRelistRestated(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		relist bool

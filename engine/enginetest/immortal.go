@@ -17,7 +17,16 @@ const bubbleLeftover = "deadlock: main bubble goroutine has exited but blocked g
 
 var (
 	immortalMu sync.Mutex
-	immortal   = map[string]bool{}
+	immortal   = map[string]bool{
+		// controller-runtime's informers wrap each watch in a
+		// watch.Filter (informers.go newGVKFixupWatcher), whose loop
+		// blocks for good sending an event nobody reads once the
+		// reflector has stopped the watch: its StreamWatcher, reading a
+		// body the client closed (not an EOF to IsProbableEOF, as with a
+		// real response body), sends an error event when its select
+		// picks the send over done. Upstream leaks it; so does a run.
+		"k8s.io/apimachinery/pkg/watch.(*filteredWatch).loop": true,
+	}
 )
 
 // RegisterImmortal declares the goroutines project p's upstream starts with

@@ -1,0 +1,112 @@
+package ctrlsim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The upstream cache: controller-runtime's own.
+//
+// A manager built with ManagerOptions.UpstreamCache gets the cache
+// controller-runtime's manager builds (cache.New, with the options
+// upstream's main passes: ByObject, DefaultNamespaces, DefaultTransform,
+// label and field selectors, UnsafeDisableDeepCopy, ...), and through it
+// client-go's informers: reflectors, DeltaFIFOs, indexers, shared-informer
+// listeners, each on goroutines of its own, unchanged. Their reflectors
+// watch through the REST seam (rest.go), which serves every stream from
+// the process's view (Cache.Sync queues each stream's events as the view
+// moves; watch.go). The engine controls the wire, not the informer: when
+// each stream's next event is released (Cache.ReleaseNext), from which
+// revision a watch-list's initial events come (Hooks.Visible,
+// FirstLister), when a stream breaks with 410 Expired so the reflector
+// lists again (Relister). Each release is one frame on one stream; a
+// caller that waits for quiescence (synctest.Wait) after each sees every
+// handler of that event run before the next is written, so the order in
+// which handlers hear events does not depend on the Go scheduler.
+//
+// What the engine's Cache still does in this mode: it owns the process's
+// positions and streams, and it is the cache.Cache the manager hands out,
+// delegating informers, indexes and reads to controller-runtime's, so
+// every cached read is still a recorded call (Op.Cached, its ViewRev the
+// informer's last synced resourceVersion). The restated informers
+// (informer.go) are not used.
+
+// upstream returns controller-runtime's cache, or nil when the manager
+// runs the restated one.
+func (c *Cache) upstream() cache.Cache { return c.up }
+
+// ensureInformer starts controller-runtime's informer for obj (in obj's
+// form) and waits until it has synced, as a read through
+// controller-runtime's cache does; called without the Env lock, since the
+// informer's reflector watches through the REST seam, which takes it.
+func (c *Cache) ensureInformer(ctx context.Context, gvk schema.GroupVersionKind, obj runtime.Object) error {
+	item, err := c.itemOf(gvk, obj)
+	if err != nil {
+		return err
+	}
+	_, err = c.up.GetInformer(ctx, item)
+	return err
+}
+
+// itemOf returns an object of gvk in obj's form (typed, unstructured or
+// metadata): obj itself, or for a list an empty item, which names the
+// informer controller-runtime's cache reads the list from.
+func (c *Cache) itemOf(gvk schema.GroupVersionKind, obj runtime.Object) (client.Object, error) {
+	if co, ok := obj.(client.Object); ok {
+		return co, nil
+	}
+	switch formOf(obj) {
+	case Unstructured:
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		return u, nil
+	case Metadata:
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(gvk)
+		return m, nil
+	}
+	o, err := c.client.env.Scheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	co, ok := o.(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("ctrlsim: %s: %T is not a client.Object", gvk, o)
+	}
+	return co, nil
+}
+
+// upstreamViewRev is the resourceVersion up to which the informer of obj's
+// kind and form has synced (its reflector's last one), 0 if none: what a
+// cached read through controller-runtime's cache shows.
+func (c *Cache) upstreamViewRev(ctx context.Context, gvk schema.GroupVersionKind, obj runtime.Object) int64 {
+	item, err := c.itemOf(gvk, obj)
+	if err != nil {
+		return 0
+	}
+	inf, err := c.up.GetInformer(ctx, item, cache.BlockUntilSynced(false))
+	if err != nil {
+		return 0
+	}
+	si, ok := inf.(toolscache.SharedIndexInformer)
+	if !ok {
+		return 0
+	}
+	rv, _ := strconv.ParseInt(si.LastSyncResourceVersion(), 10, 64)
+	return rv
+}
+
+// errNoUpstreamInformer is returned where the restated informer is asked
+// for in a manager running controller-runtime's cache.
+func errNoUpstreamInformer(what string) error {
+	return fmt.Errorf("ctrlsim: %s: this manager runs controller-runtime's cache (ManagerOptions.UpstreamCache), whose informers are client-go's", what)
+}
