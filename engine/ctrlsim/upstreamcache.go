@@ -40,9 +40,15 @@ import (
 // informer's last synced resourceVersion). The restated informers
 // (informer.go) are not used.
 
-// upstream returns controller-runtime's cache, or nil when the manager
-// runs the restated one.
-func (c *Cache) upstream() cache.Cache { return c.up }
+// Upstream reports whether the cache is controller-runtime's
+// (ManagerOptions.UpstreamCache): then the process's informers are
+// client-go's, run on goroutines of their own, and its watch streams'
+// frames wait for ReleaseNext.
+func (c *Cache) Upstream() bool { return c.up != nil }
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: as in
+// controller-runtime's manager, the caches start before the process leads.
+func (c *Cache) NeedLeaderElection() bool { return false }
 
 // ensureInformer starts controller-runtime's informer for obj (in obj's
 // form) and waits until it has synced, as a read through

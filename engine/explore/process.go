@@ -84,8 +84,16 @@ func (w *world) startProcess(p *proc) error {
 	if err != nil {
 		return fmt.Errorf("controller %s: setup: %w", p.spec.Name, err)
 	}
-	if len(mgr.Controllers()) == 0 && len(mgr.Other()) == 0 {
+	if len(mgr.Controllers()) == 0 && !slices.ContainsFunc(mgr.Other(), func(r manager.Runnable) bool { return r != manager.Runnable(mgr.Cache()) }) {
 		return fmt.Errorf("controller %s: setup built no controller and added no runnable", p.spec.Name)
+	}
+	if mgr.Cache().Upstream() {
+		// After setup (its indexes go on informers not started yet), as
+		// controller-runtime's manager starts its caches, before any
+		// controller.
+		if err := w.startCache(p); err != nil {
+			return err
+		}
 	}
 	if restart {
 		// The restarted process builds its controllers again: each takes
@@ -201,6 +209,11 @@ func (w *world) startRunnables(p *proc, leading bool) {
 			}
 		}
 		p.runStarted[i] = true
+		if r == manager.Runnable(p.mgr.Cache()) {
+			// controller-runtime's cache: started with the process
+			// (startCache), before its controllers warm up.
+			continue
+		}
 		w.startRunnable(p, r)
 	}
 }
@@ -259,15 +272,25 @@ func (w *world) adopt(p *proc) error {
 		adopted[cp] = true
 		fresh = append(fresh, c)
 	}
-	err := p.mgr.StartControllers(p.ctx, func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-		for _, c := range fresh {
-			if c.cap.Name == name && c.q == nil {
-				c.q = newQueue(w, c.name, rl)
-				return c.q
+	upstream := p.mgr.Cache().Upstream()
+	start := func() error {
+		return p.mgr.StartControllers(p.ctx, func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+			for _, c := range fresh {
+				if c.cap.Name == name && c.q == nil {
+					c.q = newQueue(w, c.name, rl)
+					c.q.held = upstream
+					return c.q
+				}
 			}
-		}
-		panic(fmt.Sprintf("explore: queue for unknown controller %q of %s", name, p.spec.Name))
-	})
+			panic(fmt.Sprintf("explore: queue for unknown controller %q of %s", name, p.spec.Name))
+		})
+	}
+	var err error
+	if upstream && len(fresh) > 0 {
+		err = w.warmUp(p, start)
+	} else {
+		err = start()
+	}
 	for _, c := range fresh {
 		if c.q == nil {
 			// Its warmup failed before building a queue.

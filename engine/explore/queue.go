@@ -21,6 +21,9 @@ type queue struct {
 	waiting    map[reconcile.Request]time.Time
 	shutdown   bool
 	digest     seqHash // of items, in order
+	// held: Adds from upstream's goroutines wait for the next quiescent
+	// point (the process runs controller-runtime's cache; upstreamcache.go).
+	held bool
 }
 
 type queued struct {
@@ -36,7 +39,15 @@ func newQueue(w *world, controller string, rl workqueue.TypedRateLimiter[reconci
 }
 
 func (q *queue) Add(item reconcile.Request) {
+	if q.w.holdAdd(q, item) {
+		return
+	}
 	q.w.syncAdd(q, item)
+	q.add(item)
+}
+
+// add is Add once the Add may act.
+func (q *queue) add(item reconcile.Request) {
 	if q.shutdown || q.dirty[item] {
 		return
 	}

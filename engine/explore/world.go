@@ -139,6 +139,8 @@ type world struct {
 	// their panics and errors wait here for the loop to record them.
 	goroutines     bool
 	kick           chan struct{}
+	// pending: Adds held for the next quiescent point (upstreamcache.go).
+	pending pendingAdds
 	runnablePanics []oracle.PanicRecord
 	runnableErrs   []string
 	// gate holds the calls of upstream goroutines other than Reconciles
@@ -358,7 +360,7 @@ func (w *world) sleepUntil(t time.Time) {
 // records what they left: panics and errors.
 func (w *world) settle() {
 	for _, p := range w.procs {
-		if p.mgr.Cache().Watches() {
+		if p.mgr.Cache().Watches() && !p.mgr.Cache().Upstream() {
 			// client-go reflectors consume watch streams on goroutines
 			// of their own: release what the views let through.
 			w.goroutines = true
@@ -376,6 +378,8 @@ func (w *world) settle() {
 	// Calls upstream's goroutines made meanwhile waited at the gate:
 	// released one at a time, in an order of the engine's.
 	w.releaseGated()
+	// Frames for controller-runtime's caches, one at a time.
+	w.releaseFrames()
 	for _, pr := range w.runnablePanics {
 		pr.Step = w.step
 		w.res.Panics = append(w.res.Panics, pr)
