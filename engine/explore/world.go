@@ -137,10 +137,10 @@ type world struct {
 	curCtrl *ctrl
 	// goroutines: some process runs goroutines of its own (runnables);
 	// their panics and errors wait here for the loop to record them.
-	goroutines     bool
-	kick           chan struct{}
+	goroutines bool
+	kick       chan struct{}
 	// pending: Adds held for the next quiescent point (upstreamcache.go).
-	pending pendingAdds
+	pending        pendingAdds
 	runnablePanics []oracle.PanicRecord
 	runnableErrs   []string
 	// gate holds the calls of upstream goroutines other than Reconciles
