@@ -156,6 +156,9 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 		if err := c.cache.ensureInformer(ctx, gvk, obj); err != nil {
 			return err
 		}
+		if err := c.cache.catchUp(ctx, gvk, obj); err != nil {
+			return err
+		}
 		return c.call(ctx, op, func() error {
 			op.ViewRev = c.cache.upstreamViewRev(ctx, gvk, obj)
 			op.CurrentRV = c.currentRV(gvk, key.Namespace, key.Name)
@@ -220,6 +223,9 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 	if cached && c.cache.up != nil {
 		// controller-runtime's cache, as in get.
 		if err := c.cache.ensureInformer(ctx, gvk, list); err != nil {
+			return err
+		}
+		if err := c.cache.catchUp(ctx, gvk, list); err != nil {
 			return err
 		}
 		return c.call(ctx, op, func() error {

@@ -41,8 +41,14 @@
 //     again as an update of itself, together (controller-runtime jitters
 //     each informer's period by a factor of 0.9-1.0; the engine does not);
 //     a handler's own resync period is not modelled.
-//   - Restated, not controller-runtime's own cache (named until it is
-//     replaced): a transform (SetTransform) applies to what handlers and
+//   - controller-runtime's own cache, for a manager built with
+//     ManagerOptions.UpstreamCache (upstreamcache.go): cache.New with the
+//     options upstream's main passes, client-go's informers watching
+//     through the REST seam, the engine deciding when each stream's next
+//     event is written (Cache.ReleaseNext) and from which revision. The
+//     projects that pass it run no restated informer.
+//   - Restated, not controller-runtime's own cache, for managers without
+//     UpstreamCache (named until every project has moved): a transform (SetTransform) applies to what handlers and
 //     index extractors get, not to cached Get and List; the manager's
 //     cache options (cache.Options: ByObject selectors, DefaultNamespaces,
 //     DefaultTransform, UnsafeDisableDeepCopy) are not read, so e.g.

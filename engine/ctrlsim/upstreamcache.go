@@ -3,11 +3,13 @@ package ctrlsim
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -54,7 +56,7 @@ func (c *Cache) NeedLeaderElection() bool { return false }
 // form) and waits until it has synced, as a read through
 // controller-runtime's cache does; called without the Env lock, since the
 // informer's reflector watches through the REST seam, which takes it.
-func (c *Cache) ensureInformer(ctx context.Context, gvk schema.GroupVersionKind, obj runtime.Object) error {
+func (c *Cache) ensureInformer(ctx context.Context, gvk schema.GroupVersionKind, obj kruntime.Object) error {
 	item, err := c.itemOf(gvk, obj)
 	if err != nil {
 		return err
@@ -66,7 +68,7 @@ func (c *Cache) ensureInformer(ctx context.Context, gvk schema.GroupVersionKind,
 // itemOf returns an object of gvk in obj's form (typed, unstructured or
 // metadata): obj itself, or for a list an empty item, which names the
 // informer controller-runtime's cache reads the list from.
-func (c *Cache) itemOf(gvk schema.GroupVersionKind, obj runtime.Object) (client.Object, error) {
+func (c *Cache) itemOf(gvk schema.GroupVersionKind, obj kruntime.Object) (client.Object, error) {
 	if co, ok := obj.(client.Object); ok {
 		return co, nil
 	}
@@ -94,7 +96,7 @@ func (c *Cache) itemOf(gvk schema.GroupVersionKind, obj runtime.Object) (client.
 // upstreamViewRev is the resourceVersion up to which the informer of obj's
 // kind and form has synced (its reflector's last one), 0 if none: what a
 // cached read through controller-runtime's cache shows.
-func (c *Cache) upstreamViewRev(ctx context.Context, gvk schema.GroupVersionKind, obj runtime.Object) int64 {
+func (c *Cache) upstreamViewRev(ctx context.Context, gvk schema.GroupVersionKind, obj kruntime.Object) int64 {
 	item, err := c.itemOf(gvk, obj)
 	if err != nil {
 		return 0
@@ -103,12 +105,75 @@ func (c *Cache) upstreamViewRev(ctx context.Context, gvk schema.GroupVersionKind
 	if err != nil {
 		return 0
 	}
+	return indexedRV(inf)
+}
+
+// indexedRV is the resourceVersion up to which an informer's indexer has
+// applied its stream (client-go's LastStoreSyncResourceVersion, kept with
+// AtomicFIFO, on by default), 0 if unknown.
+func indexedRV(inf cache.Informer) int64 {
 	si, ok := inf.(toolscache.SharedIndexInformer)
 	if !ok {
 		return 0
 	}
-	rv, _ := strconv.ParseInt(si.LastSyncResourceVersion(), 10, 64)
+	rv, _ := strconv.ParseInt(si.GetIndexer().LastStoreSyncResourceVersion(), 10, 64)
 	return rv
+}
+
+// catchUpSpins bounds how long catchUp yields the processor waiting for an
+// informer; past it the read goes on with what the informer holds.
+const catchUpSpins = 1 << 20
+
+// catchUp brings a cached read up to date as the restated cache's reads
+// are: it moves the process's view of gvk's kind to what the hooks allow
+// now (Sync), lets every frame its streams were given through, and waits
+// until controller-runtime's informer of obj's form has applied the last
+// of them to its indexer. A Reconcile that wrote and reads again after a
+// backoff (a conflict retry, a poll) thus sees what its informer would
+// have received meanwhile, where frames otherwise wait for the loop's
+// next quiescent point: in production the watch event reaches the
+// informer milliseconds after the write. Handlers the events run make
+// their Adds as always (held until the loop's quiescent point). Called
+// without the Env lock, from the reading goroutine, which yields the
+// processor (runtime.Gosched) while the informer's goroutines work: they
+// need no lock it holds, and virtual time does not move meanwhile.
+func (c *Cache) catchUp(ctx context.Context, gvk schema.GroupVersionKind, obj kruntime.Object) error {
+	gk := gvk.GroupKind()
+	env := c.client.env
+	env.Lock()
+	_, err := c.Sync(gk)
+	env.Unlock()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	ws := slices.Clone(c.watchers[gk])
+	c.mu.Unlock()
+	meta := formOf(obj) == Metadata
+	var target int64
+	for _, w := range ws {
+		if rv, open := w.releaseAll(); open && w.metadata == meta && rv > target {
+			target = rv
+		}
+	}
+	if target == 0 {
+		return nil
+	}
+	item, err := c.itemOf(gvk, obj)
+	if err != nil {
+		return err
+	}
+	inf, err := c.up.GetInformer(ctx, item, cache.BlockUntilSynced(false))
+	if err != nil {
+		return err
+	}
+	for range catchUpSpins {
+		if indexedRV(inf) >= target {
+			return nil
+		}
+		runtime.Gosched()
+	}
+	return nil
 }
 
 // errNoUpstreamInformer is returned where the restated informer is asked

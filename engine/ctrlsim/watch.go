@@ -43,6 +43,8 @@ type watcher struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	frames []frame
+	// lastRV is the resourceVersion of the last event queued (0: none).
+	lastRV int64
 	// ready is how many of frames a flush released: only those are
 	// written, even if the writer is busy when more are queued.
 	ready  int
@@ -112,6 +114,7 @@ func (w *watcher) close() {
 type frame struct {
 	data []byte
 	seq  uint64
+	rv   int64 // the event's resourceVersion, 0 for other frames
 }
 
 func (w *watcher) queue(f []byte) {
@@ -199,6 +202,28 @@ func (w *watcher) send(ev store.Event) {
 		return
 	}
 	w.event(typ, obj, strconv.FormatInt(ev.Rev, 10))
+	w.mu.Lock()
+	if n := len(w.frames); n > 0 && !w.closed {
+		w.frames[n-1].rv = ev.Rev
+		w.lastRV = ev.Rev
+	}
+	w.mu.Unlock()
+}
+
+// releaseAll lets the writer send every queued frame and returns the
+// resourceVersion of the last event the stream has been given, and
+// whether the stream is open.
+func (w *watcher) releaseAll() (int64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, false
+	}
+	if len(w.frames) > w.ready {
+		w.ready = len(w.frames)
+		w.cond.Signal()
+	}
+	return w.lastRV, true
 }
 
 // status queues an ERROR event carrying st, as kube-apiserver sends when a
@@ -253,6 +278,11 @@ func (w *watcher) bookmark(gvk schema.GroupVersionKind, rv int64, initialEnd boo
 		return
 	}
 	w.queue(append(f, '\n'))
+	w.mu.Lock()
+	if !w.closed {
+		w.lastRV = rv
+	}
+	w.mu.Unlock()
 }
 
 func copyMap(m map[string]any) map[string]any {

@@ -195,6 +195,9 @@ func (w *world) waitResume(f *flight) error {
 // acted while the loop slept always did: collect ends it.
 func (w *world) releaseResume(g *gated) {
 	f := g.resume
+	// It slept while the loop was elsewhere: what its process's informers
+	// received meanwhile is in its cache when it reads again.
+	w.deliverUpstream(f.c.proc)
 	if f.rec == nil {
 		w.resume(f)
 	}

@@ -278,7 +278,7 @@ func (w *world) adopt(p *proc) error {
 			for _, c := range fresh {
 				if c.cap.Name == name && c.q == nil {
 					c.q = newQueue(w, c.name, rl)
-					c.q.held = upstream
+					c.q.held, c.q.proc = upstream, p
 					return c.q
 				}
 			}

@@ -24,6 +24,7 @@ type queue struct {
 	// held: Adds from upstream's goroutines wait for the next quiescent
 	// point (the process runs controller-runtime's cache; upstreamcache.go).
 	held bool
+	proc *proc // the process of a held queue
 }
 
 type queued struct {

@@ -16,10 +16,11 @@ package explore
 // What client-go leaves to the Go scheduler and to map order, the loop
 // orders: the Adds its informers' handlers make to the controllers' queues
 // (one listener goroutine per handler registration, several per event;
-// a watch-list's or relist's objects handed over in map order) are held
-// and enter the queues at the next quiescent point, by controller and
-// then request (commitAdds). In production that order is arbitrary; here
-// it is one fixed order of those it can take.
+// a watch-list's or relist's objects handed over in map order) wait at the
+// gate, are held once released, and enter the queues when the gate is
+// drained, by controller and then request (commitAdds). In production
+// that order is arbitrary; here it is one fixed order of those it can
+// take.
 //
 // At (re)start the cache runs before the controllers' warm-up, as
 // controller-runtime's manager starts its caches first; the warm-up (each
@@ -76,6 +77,11 @@ func (w *world) holdAdd(q *queue, item reconcile.Request) bool {
 	if _, ok := w.flightGs.Load(g); ok {
 		return false
 	}
+	// It waits at the gate as a sync point first (syncAdd), so the handler
+	// that made it has not returned until the loop's next quiescent point:
+	// whether a registration has synced (client-go's handler HasSynced,
+	// which a source's warm-up polls) is then the same in every run.
+	_ = w.wait(&gated{p: q.proc, key: "sync add " + q.controller + " " + item.String(), sync: true, release: make(chan struct{})})
 	w.pending.mu.Lock()
 	w.pending.items = append(w.pending.items, pendingAdd{q, item})
 	w.pending.mu.Unlock()
@@ -121,6 +127,27 @@ func (w *world) releaseFrames() bool {
 	}
 }
 
+// deliverUpstream moves p's views, if p runs controller-runtime's cache,
+// to what they may show now and lets the frames through (releaseFrames):
+// before a Reconcile that slept acts again, as in production a watch
+// event reaches the informer milliseconds after the write, well within a
+// retry's backoff. Views of processes running the restated cache move at
+// their reads instead (ctrlsim.Cache.Sync in a cached read).
+func (w *world) deliverUpstream(p *proc) {
+	if p.mgr == nil || !p.mgr.Cache().Upstream() {
+		return
+	}
+	for _, gk := range p.mgr.Cache().Kinds() {
+		w.env.Lock()
+		_, err := p.mgr.Cache().Sync(gk)
+		w.env.Unlock()
+		if err != nil {
+			w.note(fmt.Sprintf("delivery to %s failed: %v", p.spec.Name, err))
+		}
+	}
+	w.releaseFrames()
+}
+
 // startCache starts a process's controller-runtime cache on a goroutine
 // of its own, until the process stops.
 func (w *world) startCache(p *proc) error {
@@ -138,6 +165,11 @@ func (w *world) startCache(p *proc) error {
 			w.runnableErrs = append(w.runnableErrs, fmt.Sprintf("%s: controller-runtime's cache stopped: %v", p.spec.Name, err))
 		}
 	}()
+	// Started before anything asks it for an informer: a source's
+	// GetInformer on a cache not started yet returns at once, on a started
+	// one it waits for the informer's sync, and which one it met must not
+	// be the scheduler's choice.
+	synctest.Wait()
 	return nil
 }
 

@@ -8,10 +8,13 @@ import (
 	"strings"
 
 	"github.com/fluxcd/pkg/auth"
+	helper "github.com/fluxcd/pkg/runtime/controller"
 	feathelper "github.com/fluxcd/pkg/runtime/features"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/fluxcd/source-controller/internal/features"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
@@ -77,11 +80,30 @@ func loadGates(ctx context.Context) error {
 	return nil
 }
 
-// managerFor is the manager's options as main.go:355-362 makes them: the
-// cache disabled for Secrets and ConfigMaps unless CacheSecretsAndConfigMaps.
+// managerFor is the manager's options as mustSetupManager (main.go:340-
+// 408) makes them with the default flags (--watch-all-namespaces,
+// no --watch-label-selector): the client's cache disabled for Secrets and
+// ConfigMaps unless CacheSecretsAndConfigMaps, and controller-runtime's
+// own cache with the sources' ByObject label selectors (upstream's
+// GetWatchSelector of the default watch options: everything) and no
+// DefaultNamespaces.
 func managerFor(ctx context.Context) ctrlsim.ManagerOptions {
-	if explore.GatesFrom(ctx)[features.CacheSecretsAndConfigMaps] {
-		return ctrlsim.ManagerOptions{}
+	sel, err := helper.GetWatchSelector(helper.WatchOptions{AllNamespaces: true})
+	if err != nil {
+		// Not with the default options (no selector parses to everything).
+		panic(fmt.Sprintf("fluxcd harness: the default watch selector: %v", err))
 	}
-	return ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}
+	opts := ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{
+		ByObject: map[client.Object]ctrlcache.ByObject{
+			&sourcev1.GitRepository{}:  {Label: sel},
+			&sourcev1.HelmRepository{}: {Label: sel},
+			&sourcev1.HelmChart{}:      {Label: sel},
+			&sourcev1.Bucket{}:         {Label: sel},
+			&sourcev1.OCIRepository{}:  {Label: sel},
+		},
+	}}
+	if !explore.GatesFrom(ctx)[features.CacheSecretsAndConfigMaps] {
+		opts.Uncached = []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}
+	}
+	return opts
 }

@@ -55,8 +55,13 @@ func Project() (*engine.Project, error) {
 		return nil, err
 	}
 	// The CRDs ship in the pinned module; read them from the module cache
-	// (the corpus never copies upstream files).
-	install := engine.InstallCRDFiles(filepath.Join(up.Dir, "config", "crd", "bases"), "source.toolkit.fluxcd.io_buckets.yaml")
+	// (the corpus never copies upstream files). All of them, as the release
+	// manifest installs them: upstream's cache options name every source
+	// kind (main.go ByObject), and controller-runtime's cache maps each.
+	install := engine.InstallCRDFiles(filepath.Join(up.Dir, "config", "crd", "bases"),
+		"source.toolkit.fluxcd.io_buckets.yaml", "source.toolkit.fluxcd.io_externalartifacts.yaml",
+		"source.toolkit.fluxcd.io_gitrepositories.yaml", "source.toolkit.fluxcd.io_helmcharts.yaml",
+		"source.toolkit.fluxcd.io_helmrepositories.yaml", "source.toolkit.fluxcd.io_ocirepositories.yaml")
 	return &engine.Project{
 		Name:     "fluxcd",
 		Upstream: up.Versions,
