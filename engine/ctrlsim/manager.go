@@ -233,6 +233,7 @@ type QueueFactory func(controller string, rl workqueue.TypedRateLimiter[reconcil
 // upstream adds controllers at runtime. ctx must outlive the run (handlers
 // pass it to map functions).
 func (m *Manager) StartControllers(ctx context.Context, newQueue QueueFactory) error {
+	var warm []*Captured
 	for _, c := range m.Controllers() {
 		if c.started || c.Stopped() {
 			continue
@@ -258,11 +259,38 @@ func (m *Manager) StartControllers(ctx context.Context, newQueue QueueFactory) e
 				c.log = fn
 			}
 		}
+		warm = append(warm, c)
+	}
+	// controller-runtime's manager warms its controllers up concurrently,
+	// each on a goroutine of its own; with the restated cache nothing in
+	// a warm-up blocks, and they run here one after the other. With
+	// controller-runtime's cache each waits for its sources to sync
+	// (client-go's sync polls), so they run together, as in the manager.
+	errs := make([]error, len(warm))
+	warmup := func(i int) {
+		c := warm[i]
 		if err := c.runnable.(interface{ Warmup(context.Context) error }).Warmup(ctx); err != nil {
-			return fmt.Errorf("ctrlsim: warmup of %s: %w", c.Name, err)
+			errs[i] = fmt.Errorf("ctrlsim: warmup of %s: %w", c.Name, err)
+		} else if c.RateLimiter == nil {
+			errs[i] = fmt.Errorf("ctrlsim: %s: Warmup did not build a queue (controller-runtime changed its wiring?)", c.Name)
 		}
-		if c.RateLimiter == nil {
-			return fmt.Errorf("ctrlsim: %s: Warmup did not build a queue (controller-runtime changed its wiring?)", c.Name)
+	}
+	if m.cache.up != nil {
+		var wg sync.WaitGroup
+		for i := range warm {
+			wg.Go(func() { warmup(i) })
+		}
+		wg.Wait()
+	} else {
+		for i := range warm {
+			if warmup(i); errs[i] != nil {
+				break
+			}
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return m.ReplayInitial()

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"testing/synctest"
 	"time"
 
@@ -273,8 +274,11 @@ func (w *world) adopt(p *proc) error {
 		fresh = append(fresh, c)
 	}
 	upstream := p.mgr.Cache().Upstream()
+	var qmu sync.Mutex // controller-runtime's cache: warm-ups run concurrently
 	start := func() error {
 		return p.mgr.StartControllers(p.ctx, func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+			qmu.Lock()
+			defer qmu.Unlock()
 			for _, c := range fresh {
 				if c.cap.Name == name && c.q == nil {
 					c.q = newQueue(w, c.name, rl)

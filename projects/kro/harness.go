@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sync"
 	"time"
 
@@ -104,6 +105,9 @@ func Project() (*ctrlbugs.Project, error) {
 		Controllers: []explore.Controller{{
 			Name:  ProcessName,
 			Setup: Setup,
+			// controller-runtime's own cache, with the options main passes:
+			// none (cmd/controller/main.go:209-240 sets no ctrl.Options.Cache).
+			Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}},
 			// --feature-gates (cmd/controller/main.go:160, 182-186), upstream's
 			// gates and defaults (pkg/features).
 			KnownGates: featuregates.Known(features.FeatureGate),
