@@ -66,9 +66,11 @@ test: test-engine test-projects
 # The inspect package's tests drive the real kubectl (make kubectl); here a
 # missing one fails them instead of skipping them.
 # etcdkv is served to kube's storage from several goroutines (watches,
-# lease expiry): its tests run under the race detector too.
+# lease expiry), and ctrlsim and explore run client-go's informers and
+# upstream's goroutines beside the engine's loop (controller-runtime's own
+# cache): their tests run under the race detector too.
 test-engine: kubectl
-	cd engine && go vet ./... && CTRLBUGS_REQUIRE_KUBECTL=1 go test -vet=off -count=1 ./... && go test -vet=off -count=1 -race ./etcdkv/
+	cd engine && go vet ./... && CTRLBUGS_REQUIRE_KUBECTL=1 go test -vet=off -count=1 ./... && go test -vet=off -count=1 -race ./etcdkv/ ./ctrlsim/ ./explore/
 
 # The projects' tests run TestScenarios in its reference tier (the default
 # of CTRLBUGS_TIER): each scenario's reference run twice; the full searches

@@ -340,6 +340,15 @@ func (c *Cache) Sync(gk schema.GroupKind) (int64, error) {
 		}
 		c.pos[gk] = ev.Rev
 		notify := c.client.hooks.Delivering(gk, ev)
+		if !notify && c.up != nil {
+			// A muted event moves the restated cache without its
+			// handlers; a client-go informer has no such state (its
+			// cache is what its stream delivered), so the perturbation
+			// cannot apply (a broken watch, WatchBreak, is what
+			// production does).
+			errs = append(errs, fmt.Errorf("dropping %s %s rev %d: a muted event cannot apply to controller-runtime's cache (ManagerOptions.UpstreamCache), whose informers hold what their streams deliver; break the watch instead", ev.Type, ev.Key, ev.Rev))
+			notify = true
+		}
 		for _, inf := range infs {
 			if inf.GVK.GroupKind() != gk {
 				continue

@@ -352,6 +352,9 @@ func TestPerStreamDelay(t *testing.T) {
 		must(t, err)
 		current, err := ctrlsim.NewManager(f.env, "current", &recHooks{}, ctrlsim.ManagerOptions{UpstreamCache: &cache.Options{}})
 		must(t, err)
+		// Held from the start (before any reflector reads the hooks, which
+		// it does from goroutines of its own under the Env lock).
+		held.rev = f.srv.Store().Rev()
 		deliver := wired(t, f, lagging, current)
 		var heard [2]*told
 		for i, m := range []*ctrlsim.Manager{lagging, current} {
@@ -361,7 +364,6 @@ func TestPerStreamDelay(t *testing.T) {
 			_, err = inf.AddEventHandler(heard[i])
 			must(t, err)
 		}
-		held.rev = f.srv.Store().Rev()
 		deliver(cmGK)
 		a := configMap("a", map[string]string{"v": "2"})
 		must(t, f.direct.Update(ctx, a))
@@ -379,7 +381,9 @@ func TestPerStreamDelay(t *testing.T) {
 		if op := held.last(t); !op.Cached || op.ViewRev != held.rev || op.ObservedRV == op.CurrentRV {
 			t.Errorf("lagging read recorded %+v, want a cached read at rev %d behind the object's current version", op, held.rev)
 		}
+		f.env.Lock()
 		held.rev = 0
+		f.env.Unlock()
 		deliver(cmGK)
 		if l := read(lagging); l != "3" {
 			t.Errorf("after the window lagging reads v=%s, want 3", l)
