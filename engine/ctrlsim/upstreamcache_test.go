@@ -397,3 +397,26 @@ func TestPerStreamDelay(t *testing.T) {
 }
 
 var _ toolscache.ResourceEventHandler = (*told)(nil)
+
+// TestUpstreamCacheRefusesMutedEvents: a muted event (the hooks'
+// Delivering false, the engine's DropEvents) moves the restated cache
+// without its handlers; controller-runtime's informers hold only what
+// their streams deliver, so the sync says it cannot apply.
+func TestUpstreamCacheRefusesMutedEvents(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		f := newFixture(t, ctrlsim.ManagerOptions{UpstreamCache: &cache.Options{}})
+		ctx := bounded(t)
+		deliver := wired(t, f)
+		_, err := f.mgr.GetCache().GetInformer(ctx, &corev1.ConfigMap{}, cache.BlockUntilSynced(false))
+		must(t, err)
+		deliver(cmGK)
+		must(t, f.direct.Create(ctx, configMap("a", nil)))
+		f.env.Lock()
+		f.hooks.drop = true
+		_, err = f.mgr.Cache().Sync(cmGK)
+		f.env.Unlock()
+		if err == nil || !strings.Contains(err.Error(), "cannot apply to controller-runtime's cache") {
+			t.Fatalf("sync with a muted event: %v, want the error that it cannot apply", err)
+		}
+	})
+}
