@@ -41,6 +41,18 @@ import (
 // every cached read is still a recorded call (Op.Cached, its ViewRev the
 // informer's last synced resourceVersion). The restated informers
 // (informer.go) are not used.
+//
+// Limits, found moving Crossplane (which stays on the restated cache
+// until they are lifted): a Reconcile that asks for an informer not yet
+// synced (controller-runtime's GetInformer blocks, polling every 100 ms)
+// waits for the loop to release the informer's frames at its next
+// quiescent point; where upstream holds a mutex across that call
+// (Crossplane's InformerTrackingCache.GetInformer) another Reconcile
+// blocked on the mutex is no durable block, so the bubble's clock stops
+// and the run hangs. Releasing the frames from the waiting Reconcile
+// instead is not enough where the informer lists first (its reflector's
+// LIST, a call of a goroutine that is not a Reconcile, waits at the
+// explorer's call gate).
 
 // Upstream reports whether the cache is controller-runtime's
 // (ManagerOptions.UpstreamCache): then the process's informers are
