@@ -187,9 +187,3 @@ func (c *Cache) catchUp(ctx context.Context, gvk schema.GroupVersionKind, obj kr
 	}
 	return nil
 }
-
-// errNoUpstreamInformer is returned where the restated informer is asked
-// for in a manager running controller-runtime's cache.
-func errNoUpstreamInformer(what string) error {
-	return fmt.Errorf("ctrlsim: %s: this manager runs controller-runtime's cache (ManagerOptions.UpstreamCache), whose informers are client-go's", what)
-}
