@@ -137,14 +137,7 @@ func (w *world) deliverUpstream(p *proc) {
 	if p.mgr == nil || !p.mgr.Cache().Upstream() {
 		return
 	}
-	for _, gk := range p.mgr.Cache().Kinds() {
-		w.env.Lock()
-		_, err := p.mgr.Cache().Sync(gk)
-		w.env.Unlock()
-		if err != nil {
-			w.note(fmt.Sprintf("delivery to %s failed: %v", p.spec.Name, err))
-		}
-	}
+	w.syncProc(p)
 	w.releaseFrames()
 }
 

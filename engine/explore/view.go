@@ -93,13 +93,19 @@ func (w *world) dropping(p *proc, gk schema.GroupKind) *active {
 // syncAll brings every informer of every controller up to its view.
 func (w *world) syncAll() {
 	for _, p := range w.procs {
-		for _, gk := range p.mgr.Cache().Kinds() {
-			w.env.Lock()
-			_, err := p.mgr.Cache().Sync(gk)
-			w.env.Unlock()
-			if err != nil {
-				w.note(fmt.Sprintf("delivery to %s failed: %v", p.spec.Name, err))
-			}
+		w.syncProc(p)
+	}
+}
+
+// syncProc brings every informer of p up to its view (for a process running
+// controller-runtime's cache: queues the events on its streams).
+func (w *world) syncProc(p *proc) {
+	for _, gk := range p.mgr.Cache().Kinds() {
+		w.env.Lock()
+		_, err := p.mgr.Cache().Sync(gk)
+		w.env.Unlock()
+		if err != nil {
+			w.note(fmt.Sprintf("delivery to %s failed: %v", p.spec.Name, err))
 		}
 	}
 }
