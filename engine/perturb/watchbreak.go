@@ -31,6 +31,11 @@ var WatchBreakType = Type{
 
 // WatchBreak breaks Controller's watch of Kind for its window (see
 // WatchBreakType): a frozen view while it is open, a relist when it closes.
+// For a process running controller-runtime's own cache the stream ends with
+// a 410 Expired ERROR event when the window closes, as kube-apiserver ends a
+// watch whose resourceVersion has been compacted away, and client-go's
+// reflector lists again itself (RealFIFO.Replace: tombstones for what went
+// meanwhile, one update per changed object, syncs for the unchanged).
 type WatchBreak struct {
 	Controller string
 	Kind       schema.GroupKind
