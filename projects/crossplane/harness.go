@@ -111,8 +111,10 @@ func Project() (*ctrlbugs.Project, error) {
 			// `crossplane core start`'s --enable-* flags (gates.go).
 			KnownGates: knownGates(),
 			// Upstream's manager client does not cache Secrets
-			// (core.go:214-219, Client.Cache.DisableFor).
-			Manager: ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.Secret{}}},
+			// (core.go:214-219, Client.Cache.DisableFor); its cache
+			// resyncs every --sync-interval, 1 h by default (core.go:112,
+			// :196-198).
+			Manager: ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.Secret{}}, SyncPeriod: time.Hour},
 			// --leader-election (off in code, core.go:104; on in the Helm
 			// chart, values.yaml:53): lease 60 s and renew deadline 50 s
 			// hard-coded, retry controller-runtime's 2 s, released on
