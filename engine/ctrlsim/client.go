@@ -153,14 +153,12 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 		// controller-runtime's cache: its informer started and synced
 		// before the call (its reflector watches through the seam, which
 		// takes the Env lock), then read as controller-runtime reads it.
-		if err := c.cache.ensureInformer(ctx, gvk, obj); err != nil {
-			return err
-		}
-		if err := c.cache.catchUp(ctx, gvk, obj); err != nil {
+		inf, err := c.cache.readInformer(ctx, gvk, obj)
+		if err != nil {
 			return err
 		}
 		return c.call(ctx, op, func() error {
-			op.ViewRev = c.cache.upstreamViewRev(ctx, gvk, obj)
+			op.ViewRev = indexedRV(inf)
 			op.CurrentRV = c.currentRV(gvk, key.Namespace, key.Name)
 			if err := c.cache.up.Get(ctx, key, obj, opts...); err != nil {
 				return err
@@ -222,14 +220,12 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 	op.Cached = cached // known before the call: a Gater may tell cached reads apart
 	if cached && c.cache.up != nil {
 		// controller-runtime's cache, as in get.
-		if err := c.cache.ensureInformer(ctx, gvk, list); err != nil {
-			return err
-		}
-		if err := c.cache.catchUp(ctx, gvk, list); err != nil {
+		inf, err := c.cache.readInformer(ctx, gvk, list)
+		if err != nil {
 			return err
 		}
 		return c.call(ctx, op, func() error {
-			op.ViewRev = c.cache.upstreamViewRev(ctx, gvk, list)
+			op.ViewRev = indexedRV(inf)
 			if err := c.cache.up.List(ctx, list, opts...); err != nil {
 				return err
 			}

@@ -64,17 +64,23 @@ func (c *Cache) Upstream() bool { return c.up != nil }
 // controller-runtime's manager, the caches start before the process leads.
 func (c *Cache) NeedLeaderElection() bool { return false }
 
-// ensureInformer starts controller-runtime's informer for obj (in obj's
-// form) and waits until it has synced, as a read through
-// controller-runtime's cache does; called without the Env lock, since the
-// informer's reflector watches through the REST seam, which takes it.
-func (c *Cache) ensureInformer(ctx context.Context, gvk schema.GroupVersionKind, obj kruntime.Object) error {
+// readInformer prepares a cached read of obj (an object or a list)
+// through controller-runtime's cache: it starts the informer of obj's kind
+// and form and waits until it has synced, as a read through
+// controller-runtime's cache does, then catches it up (catchUp). It
+// returns the informer, whose indexedRV is the read's view. Called without
+// the Env lock, since the informer's reflector watches through the REST
+// seam, which takes it.
+func (c *Cache) readInformer(ctx context.Context, gvk schema.GroupVersionKind, obj kruntime.Object) (cache.Informer, error) {
 	item, err := c.itemOf(gvk, obj)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = c.up.GetInformer(ctx, item)
-	return err
+	inf, err := c.up.GetInformer(ctx, item)
+	if err != nil {
+		return nil, err
+	}
+	return inf, c.catchUp(gvk, formOf(obj) == Metadata, inf)
 }
 
 // itemOf returns an object of gvk in obj's form (typed, unstructured or
@@ -105,21 +111,6 @@ func (c *Cache) itemOf(gvk schema.GroupVersionKind, obj kruntime.Object) (client
 	return co, nil
 }
 
-// upstreamViewRev is the resourceVersion up to which the informer of obj's
-// kind and form has synced (its reflector's last one), 0 if none: what a
-// cached read through controller-runtime's cache shows.
-func (c *Cache) upstreamViewRev(ctx context.Context, gvk schema.GroupVersionKind, obj kruntime.Object) int64 {
-	item, err := c.itemOf(gvk, obj)
-	if err != nil {
-		return 0
-	}
-	inf, err := c.up.GetInformer(ctx, item, cache.BlockUntilSynced(false))
-	if err != nil {
-		return 0
-	}
-	return indexedRV(inf)
-}
-
 // indexedRV is the resourceVersion up to which an informer's indexer has
 // applied its stream (client-go's LastStoreSyncResourceVersion, kept with
 // AtomicFIFO, on by default), 0 if unknown.
@@ -139,8 +130,8 @@ const catchUpSpins = 1 << 20
 // catchUp brings a cached read up to date as the restated cache's reads
 // are: it moves the process's view of gvk's kind to what the hooks allow
 // now (Sync), lets every frame its streams were given through, and waits
-// until controller-runtime's informer of obj's form has applied the last
-// of them to its indexer. A Reconcile that wrote and reads again after a
+// until inf (a metadata informer if meta) has applied the last of them to
+// its indexer. A Reconcile that wrote and reads again after a
 // backoff (a conflict retry, a poll) thus sees what its informer would
 // have received meanwhile, where frames otherwise wait for the loop's
 // next quiescent point: in production the watch event reaches the
@@ -149,7 +140,7 @@ const catchUpSpins = 1 << 20
 // without the Env lock, from the reading goroutine, which yields the
 // processor (runtime.Gosched) while the informer's goroutines work: they
 // need no lock it holds, and virtual time does not move meanwhile.
-func (c *Cache) catchUp(ctx context.Context, gvk schema.GroupVersionKind, obj kruntime.Object) error {
+func (c *Cache) catchUp(gvk schema.GroupVersionKind, meta bool, inf cache.Informer) error {
 	gk := gvk.GroupKind()
 	env := c.client.env
 	env.Lock()
@@ -161,7 +152,6 @@ func (c *Cache) catchUp(ctx context.Context, gvk schema.GroupVersionKind, obj kr
 	c.mu.Lock()
 	ws := slices.Clone(c.watchers[gk])
 	c.mu.Unlock()
-	meta := formOf(obj) == Metadata
 	var target int64
 	for _, w := range ws {
 		if rv, open := w.releaseAll(); open && w.metadata == meta && rv > target {
@@ -170,14 +160,6 @@ func (c *Cache) catchUp(ctx context.Context, gvk schema.GroupVersionKind, obj kr
 	}
 	if target == 0 {
 		return nil
-	}
-	item, err := c.itemOf(gvk, obj)
-	if err != nil {
-		return err
-	}
-	inf, err := c.up.GetInformer(ctx, item, cache.BlockUntilSynced(false))
-	if err != nil {
-		return err
 	}
 	for range catchUpSpins {
 		if indexedRV(inf) >= target {

@@ -67,24 +67,32 @@ func mirrorConfig(t *testing.T, mirrors *[]*sample.Mirror) *explore.Config {
 	}
 }
 
+// triggersConfig is mirrorConfig with TestTriggers' user actions: a
+// labels-only Deployment change at 10 s, a Secret change at 20 s, an edit
+// of the owned ConfigMap at 30 s.
+func triggersConfig(t *testing.T, mirrors *[]*sample.Mirror) *explore.Config {
+	cfg := mirrorConfig(t, mirrors)
+	s := cfg.Cluster.Scheme
+	at := func(d time.Duration) explore.Trigger { return explore.Trigger{Time: &d} }
+	sec := obj(t, s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}, Data: map[string][]byte{"k1": []byte("v"), "k2": []byte("w")}})
+	labelOnly := obj(t, s, deployment("d", "s"))
+	labelOnly.SetLabels(map[string]string{"x": "y"})
+	cmEdit := obj(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "d-config", Namespace: "default"}})
+	cfg.Actions = []explore.Action{
+		{Name: "label-only", At: at(10 * time.Second), Op: "update", Obj: labelOnly},
+		{Name: "secret-change", At: at(20 * time.Second), Op: "update", Obj: sec},
+		{Name: "tamper-owned-configmap", At: at(30 * time.Second), Op: "patch", Obj: cmEdit, Patch: []byte(`{"data":{"x":"y"}}`), PatchType: "application/merge-patch+json"},
+	}
+	return cfg
+}
+
 // TestTriggers drives the sample controller, wired through its own
 // SetupWithManager (For with predicates, Owns, Watches with a field index),
 // and checks which events wake it, as controller-runtime would.
 func TestTriggers(t *testing.T) {
 	enginetest.Bubble(t, 1, func(t *testing.T) {
 		var mirrors []*sample.Mirror
-		cfg := mirrorConfig(t, &mirrors)
-		s := cfg.Cluster.Scheme
-		at := func(d time.Duration) explore.Trigger { return explore.Trigger{Time: &d} }
-		sec := obj(t, s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}, Data: map[string][]byte{"k1": []byte("v"), "k2": []byte("w")}})
-		labelOnly := obj(t, s, deployment("d", "s"))
-		labelOnly.SetLabels(map[string]string{"x": "y"})
-		cmEdit := obj(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "d-config", Namespace: "default"}})
-		cfg.Actions = []explore.Action{
-			{Name: "label-only", At: at(10 * time.Second), Op: "update", Obj: labelOnly},
-			{Name: "secret-change", At: at(20 * time.Second), Op: "update", Obj: sec},
-			{Name: "tamper-owned-configmap", At: at(30 * time.Second), Op: "patch", Obj: cmEdit, Patch: []byte(`{"data":{"x":"y"}}`), PatchType: "application/merge-patch+json"},
-		}
+		cfg := triggersConfig(t, &mirrors)
 		r, err := explore.Run(t.Context(), cfg, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/ctrlbugs/corpus/engine/enginetest"
@@ -31,18 +28,7 @@ func TestUpstreamCacheTriggers(t *testing.T) {
 	var traces [][]byte
 	for range 2 {
 		enginetest.Bubble(t, 1, func(t *testing.T) {
-			cfg := withUpstreamCache(mirrorConfig(t, nil))
-			s := cfg.Cluster.Scheme
-			at := func(d time.Duration) explore.Trigger { return explore.Trigger{Time: &d} }
-			sec := obj(t, s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}, Data: map[string][]byte{"k1": []byte("v"), "k2": []byte("w")}})
-			labelOnly := obj(t, s, deployment("d", "s"))
-			labelOnly.SetLabels(map[string]string{"x": "y"})
-			cmEdit := obj(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "d-config", Namespace: "default"}})
-			cfg.Actions = []explore.Action{
-				{Name: "label-only", At: at(10 * time.Second), Op: "update", Obj: labelOnly},
-				{Name: "secret-change", At: at(20 * time.Second), Op: "update", Obj: sec},
-				{Name: "tamper-owned-configmap", At: at(30 * time.Second), Op: "patch", Obj: cmEdit, Patch: []byte(`{"data":{"x":"y"}}`), PatchType: "application/merge-patch+json"},
-			}
+			cfg := withUpstreamCache(triggersConfig(t, nil))
 			r, err := explore.Run(t.Context(), cfg, nil)
 			if err != nil {
 				t.Fatal(err)
