@@ -134,3 +134,23 @@ func TestPlacementSelector(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacementBaseRunFailure: when the run a placed perturbation's
+// placements are read from fails (here the harness's process cannot
+// start), the error says so and names the scenario's file, not its
+// perturbations field: the perturbation is not at fault.
+func TestPlacementBaseRunFailure(t *testing.T) {
+	scn, err := scenario.Decode("mirror.json", []byte(fmt.Sprintf(mirrorScenario, `, "explore": true`)), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mirrorProject(t)
+	p.Controllers[0].Setup = func(context.Context, *ctrlsim.Manager) error { return fmt.Errorf("harness broken") }
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		_, err = engine.Run(t.Context(), scn, p, engine.Options{Label: "broken"})
+	})
+	if err == nil || !strings.Contains(err.Error(), "mirror.json: the run without the placed perturbation") ||
+		!strings.Contains(err.Error(), "harness broken") || strings.Contains(err.Error(), "perturbations:") {
+		t.Fatalf("error %v, want the base run's failure, naming the file, not the perturbations field", err)
+	}
+}

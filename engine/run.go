@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -189,7 +190,7 @@ func runShared(ctx context.Context, scn *scenario.Scenario, p *Project, opts Opt
 			return nil, nil, err
 		}
 	} else if ev, err = explore.Variants(ctx, cfg, scn.Search.MaxDepth); err != nil {
-		return nil, nil, &scenario.Error{File: scn.File(), Field: "perturbations", Msg: err.Error()}
+		return nil, nil, variantsError(scn, err)
 	}
 	var variants []variant
 	for _, v := range ev {
@@ -663,7 +664,7 @@ func PlanVariants(ctx context.Context, scn *scenario.Scenario, p *Project, opts 
 	}
 	ex, err := explore.PlanVariants(ctx, cfg, scn.Search.MaxDepth)
 	if err != nil {
-		return nil, &scenario.Error{File: scn.File(), Field: "perturbations", Msg: err.Error()}
+		return nil, variantsError(scn, err)
 	}
 	pl := &Plan{scn: scn, opts: opts, ex: ex}
 	for _, v := range ex.Variants(cfg) {
@@ -693,4 +694,16 @@ func (pl *Plan) variants(scn *scenario.Scenario, cfg *explore.Config, opts Optio
 		return nil, fmt.Errorf("%w; Options.Plan runs a variant alone in a bubble", err)
 	}
 	return pl.ex.Variants(cfg), nil
+}
+
+// variantsError says where a search's variants could not be made: the
+// scenario's perturbations field when they are at fault, the scenario's
+// file alone when the run their placements are read from failed (then the
+// perturbations are not to blame, e.g. a harness whose process cannot
+// start).
+func variantsError(scn *scenario.Scenario, err error) error {
+	if be := (*explore.BaseRunError)(nil); errors.As(err, &be) {
+		return fmt.Errorf("%s: %w", scn.File(), err)
+	}
+	return &scenario.Error{File: scn.File(), Field: "perturbations", Msg: err.Error()}
 }

@@ -75,7 +75,7 @@ func PlanVariants(ctx context.Context, cfg *Config, bound int) (*Plan, error) {
 	base.Invariants = nil
 	r, err := Run(ctx, &base, nil)
 	if err != nil {
-		return nil, err
+		return nil, &BaseRunError{Err: err}
 	}
 	p.placed = cfg.Perturbations[p.idx].(Placer).Placements(r, bound)
 	if len(p.placed) == 0 {
@@ -149,3 +149,17 @@ func actionVariants(cfg *Config, acts []int) []Variant {
 	place(0)
 	return out
 }
+
+// BaseRunError is the error of the run a placed perturbation's placements
+// are read from (the scenario without that perturbation): a failure of the
+// run itself (a process that cannot start, a harness error), not of the
+// perturbation, which callers must not be told is at fault.
+type BaseRunError struct{ Err error }
+
+// Error implements error.
+func (e *BaseRunError) Error() string {
+	return "the run without the placed perturbation, which its placements are read from, failed: " + e.Err.Error()
+}
+
+// Unwrap returns the run's error.
+func (e *BaseRunError) Unwrap() error { return e.Err }
