@@ -229,6 +229,9 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 			if err := c.cache.up.List(ctx, list, opts...); err != nil {
 				return err
 			}
+			if err := sortList(list); err != nil {
+				return err
+			}
 			op.Items = meta.LenList(list)
 			return nil
 		})

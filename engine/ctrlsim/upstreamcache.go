@@ -6,7 +6,9 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
@@ -168,4 +170,38 @@ func (c *Cache) catchUp(gvk schema.GroupVersionKind, meta bool, inf cache.Inform
 		runtime.Gosched()
 	}
 	return nil
+}
+
+// sortList puts a list read from controller-runtime's cache in key order
+// (namespace, then name). The informer's indexer is a Go map, so a real
+// process lists in Go's randomized map order, a different one at each
+// call; key order is one of those orders, the same at every run, which is
+// what keeps a run's trace a function of its scenario and seed. (The
+// restated cache listed in key order too.)
+func sortList(list client.ObjectList) error {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	if len(items) < 2 {
+		return nil
+	}
+	keys := make([]string, len(items))
+	for i, o := range items {
+		a, err := meta.Accessor(o)
+		if err != nil {
+			return err
+		}
+		keys[i] = a.GetNamespace() + "/" + a.GetName()
+	}
+	idx := make([]int, len(items))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	sorted := make([]kruntime.Object, len(items))
+	for i, j := range idx {
+		sorted[i] = items[j]
+	}
+	return meta.SetList(list, sorted)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -154,6 +155,65 @@ func TestUpstreamIndexedListUnstructured(t *testing.T) {
 		err = f.mgr.GetCache().List(ctx, ml, client.MatchingFields{"owner": "x"})
 		if err == nil || !strings.Contains(err.Error(), "Index with name field:owner does not exist") {
 			t.Errorf("metadata list on a typed index: %v, want controller-runtime's missing-index error", err)
+		}
+	})
+}
+
+// TestUpstreamListKeyOrder: a List read from controller-runtime's cache
+// comes in key order, every time, in every form. Its indexer is a Go map:
+// unsorted, two reads of 40 objects in the same order are a 1-in-40!
+// coincidence, so the test fails on an unsorted cache.
+func TestUpstreamListKeyOrder(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		f := newFixture(t, ctrlsim.ManagerOptions{UpstreamCache: &cache.Options{}})
+		ctx := bounded(t)
+		var want []string
+		for i := range 40 {
+			name := fmt.Sprintf("cm-%02d", (i*17)%40) // created out of key order
+			must(t, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}))
+			want = append(want, "default/"+name)
+		}
+		slices.Sort(want)
+		deliver := wired(t, f)
+		pm := &metav1.PartialObjectMetadata{}
+		pm.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		for _, o := range []client.Object{&corev1.ConfigMap{}, u, pm} {
+			_, err := f.mgr.GetCache().GetInformer(ctx, o, cache.BlockUntilSynced(false))
+			must(t, err)
+		}
+		deliver(cmGK)
+		for _, form := range []struct {
+			name string
+			list client.ObjectList
+		}{
+			{"typed", &corev1.ConfigMapList{}},
+			{"unstructured", func() client.ObjectList {
+				l := &unstructured.UnstructuredList{}
+				l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+				return l
+			}()},
+			{"metadata", func() client.ObjectList {
+				l := &metav1.PartialObjectMetadataList{}
+				l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+				return l
+			}()},
+		} {
+			for range 2 {
+				must(t, f.mgr.GetCache().List(ctx, form.list))
+				items, err := meta.ExtractList(form.list)
+				must(t, err)
+				var got []string
+				for _, o := range items {
+					a, err := meta.Accessor(o)
+					must(t, err)
+					got = append(got, a.GetNamespace()+"/"+a.GetName())
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s list in order %v, want key order", form.name, got)
+				}
+			}
 		}
 	})
 }

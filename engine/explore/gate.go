@@ -91,12 +91,17 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		}
 		return nil
 	}
-	if op.Cached {
+	if op.Cached && (!h.upstream() || goid() == w.loopG) {
 		// A read of the process's own informer view: what it shows is the
 		// loop's to decide (views move when the loop syncs them or a
 		// visibility bound allows), and handlers and map functions the
 		// loop runs on its own goroutine read it (the loop cannot wait
-		// for itself).
+		// for itself). A process running controller-runtime's cache runs
+		// its handlers and map functions on client-go's listener
+		// goroutines, beside a Reconcile whose cached read just let
+		// their events through (ctrlsim's catch-up): their reads wait at
+		// the gate like any other call, or where they fall among the
+		// Reconcile's calls would be the Go scheduler's choice.
 		return nil
 	}
 	if h.dead() {
@@ -105,6 +110,13 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		return errCrashed
 	}
 	return w.wait(&gated{p: h.p, key: op.Verb.String() + " " + op.Subresource + " " + op.GVK.GroupKind().String() + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})})
+}
+
+// upstream reports whether h's process runs controller-runtime's cache.
+func (h *hooks) upstream() bool {
+	h.w.env.Lock()
+	defer h.w.env.Unlock()
+	return h.p.mgr != nil && h.p.mgr.Cache().Upstream()
 }
 
 // dead reports whether h's process crashed or restarted since h's

@@ -2,10 +2,18 @@ package explore_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
@@ -56,5 +64,69 @@ func TestUpstreamCacheTriggers(t *testing.T) {
 	}
 	if !bytes.Equal(traces[0], traces[1]) {
 		t.Fatalf("traces differ:\n%s\n---\n%s", traces[0], traces[1])
+	}
+}
+
+// secretToucher, for Deployments, labels the Secret its Deployment names
+// and reads it back through the cache: the read catches the process's
+// Secret informer up, so the Secret's event reaches its handlers (the
+// mirror's map function, which lists Deployments) while the Reconcile is
+// still running.
+type secretToucher struct{ client.Client }
+
+func (r *secretToucher) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	s := &corev1.Secret{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: "s"}, s); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if s.Labels["touched"] == "" {
+		s.Labels = map[string]string{"touched": "yes"}
+		if err := r.Update(ctx, s); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	return reconcile.Result{}, r.Get(ctx, client.ObjectKeyFromObject(s), s)
+}
+
+// TestUpstreamHandlerReadsGated: with controller-runtime's cache a
+// handler's map function runs on a client-go listener goroutine, and its
+// cached read waits at the gate like any call of a goroutine that is not a
+// Reconcile: it is never one of a running Reconcile's calls, where it
+// would fall wherever the Go scheduler put it.
+func TestUpstreamHandlerReadsGated(t *testing.T) {
+	for seed := range int64(5) {
+		enginetest.Bubble(t, seed, func(t *testing.T) {
+			cfg := withUpstreamCache(mirrorConfig(t, nil))
+			setup := cfg.Controllers[0].Setup
+			cfg.Controllers[0].Setup = func(ctx context.Context, mgr *ctrlsim.Manager) error {
+				if err := setup(ctx, mgr); err != nil {
+					return err
+				}
+				return builder.ControllerManagedBy(mgr).Named("toucher").For(&appsv1.Deployment{}).Complete(&secretToucher{mgr.GetClient()})
+			}
+			r, err := explore.Run(t.Context(), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			touched := false
+			for _, st := range tr.Steps {
+				if !strings.HasSuffix(st.Controller, "toucher") {
+					continue
+				}
+				for _, op := range st.Ops {
+					touched = touched || op.Verb == "update" && strings.HasPrefix(op.Kind, "Secret")
+					if op.Verb == "list" {
+						t.Errorf("step %d (%s) holds the map function's list: %+v", st.Step, st.Controller, op)
+					}
+				}
+			}
+			if !touched {
+				t.Fatal("the toucher never updated the Secret: the test exercises nothing")
+			}
+		})
 	}
 }
