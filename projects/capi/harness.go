@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/core/reconcilers/cluster"
@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/cluster-api/feature"
 	"sigs.k8s.io/cluster-api/util/index"
 	"sigs.k8s.io/cluster-api/util/test/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	ctrlbugs "github.com/ctrlbugs/corpus/engine"
@@ -62,6 +62,7 @@ const (
 	mhcConcurrency               = 50
 	clusterCacheClientQPS        = 20
 	clusterCacheClientBurst      = 30
+	syncPeriod                   = 10 * time.Minute
 )
 
 // coreCRDs are the CRDs of the kinds the wired reconcilers use, read from
@@ -150,11 +151,7 @@ func Project() (*ctrlbugs.Project, error) {
 				// caches unstructured objects; setup.ManagerCacheOptions
 				// (core/main.go:386) passes --sync-period, 10m by default
 				// (core/main.go:246).
-				Manager: ctrlsim.ManagerOptions{
-					Uncached:          []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}},
-					CacheUnstructured: true,
-					SyncPeriod:        10 * time.Minute,
-				},
+				ManagerFor: func(context.Context) ctrlsim.ManagerOptions { return coreManager(scheme) },
 				// --leader-elect with its flag defaults (core/main.go:171-180;
 				// ctrl.Options at :369-396 leaves LeaderElectionReleaseOnCancel
 				// unset): off in code, on in the shipped manifest
@@ -162,11 +159,46 @@ func Project() (*ctrlbugs.Project, error) {
 				LeaderElection: &explore.LeaderElection{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
 					RetryPeriod: 2 * time.Second, Source: "cluster-api core/main.go:171-180, :369-396; --leader-elect in core/config/manager/manager.yaml:23"},
 			},
-			{Name: ProcessInfra, Setup: SetupInfraStub, Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}},
-			{Name: ProcessBootstrap, Setup: SetupBootstrapStub, Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}},
-			{Name: ProcessControlPlane, Setup: SetupControlPlaneStub, Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}},
+			{Name: ProcessInfra, Setup: SetupInfraStub, Manager: stubManager()},
+			{Name: ProcessBootstrap, Setup: SetupBootstrapStub, Manager: stubManager()},
+			{Name: ProcessControlPlane, Setup: SetupControlPlaneStub, Manager: stubManager()},
 		},
 	}, nil
+}
+
+// coreManager is the manager's options core/main.go passes
+// (core/main.go:369-396): setup.ManagerClientOptions (core/setup/setup.go:
+// 80-91: ConfigMaps and Secrets read live, unstructured objects cached)
+// and controller-runtime's own cache with setup.ManagerCacheOptions
+// (core/setup/setup.go:43-77: --sync-period's 10m default, core/main.go:
+// 246; no --namespace; only Secrets with the cluster-name label cached,
+// their data dropped unless a kubeconfig; upstream's NewInformer, which
+// names the informers for metrics).
+//
+// It is built at each start of the process, as main builds it once per
+// OS process: NewInformerFunc registers controllerName in client-go's
+// process-wide informer-name registry and panics if the name is still
+// held, and in the engine every start (a run's, a restart's) shares one
+// OS process with the starts before it. Releasing every name first is
+// what a new OS process starts with; runs are sequential and no other
+// process of this harness registers a name.
+func coreManager(scheme *runtime.Scheme) ctrlsim.ManagerOptions {
+	toolscache.ResetInformerNamesForTesting()
+	cacheOpts := setup.ManagerCacheOptions(scheme, controllerName, "", syncPeriod)
+	clientOpts := setup.ManagerClientOptions()
+	return ctrlsim.ManagerOptions{
+		Uncached:          clientOpts.Cache.DisableFor,
+		CacheUnstructured: clientOpts.Cache.Unstructured,
+		SyncPeriod:        syncPeriod,
+		UpstreamCache:     &cacheOpts,
+	}
+}
+
+// stubManager is a stub provider's manager options: controller-runtime's
+// cache with its defaults, unstructured objects cached (the stubs read
+// the core kinds as unstructured; stubs.go).
+func stubManager() ctrlsim.ManagerOptions {
+	return ctrlsim.ManagerOptions{CacheUnstructured: true, UpstreamCache: &ctrlcache.Options{}}
 }
 
 // install creates the CRDs through the API, as `clusterctl init` applies
