@@ -81,7 +81,13 @@ func (w *world) startProcess(p *proc) error {
 	p.standby = !p.electAt.IsZero() && p.successor == SuccessorStandby
 	p.successor, p.graceful = "", false
 	err = p.spec.Setup(p.ctx, mgr)
-	p.standby = false
+	if !mgr.Cache().Upstream() {
+		p.standby = false
+	}
+	// With controller-runtime's cache the informers setup opened list
+	// only when the cache starts (after setup, on goroutines of their
+	// own): a standby's stays set until it leads (elect), so every
+	// informer it runs before then is one that has run since the start.
 	if err != nil {
 		return fmt.Errorf("controller %s: setup: %w", p.spec.Name, err)
 	}
@@ -183,6 +189,8 @@ func (w *world) elect() {
 			continue
 		}
 		p.electAt, p.electedAt = time.Time{}, now
+		// What its controllers open from now on lists afresh.
+		p.standby = false
 		p.mgr.Elect()
 		w.note(fmt.Sprintf("process %s acquired the lease: its controllers start", p.spec.Name))
 		if err := w.adopt(p); err != nil {
