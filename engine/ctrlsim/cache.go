@@ -51,8 +51,10 @@ type Cache struct {
 	syncing map[schema.GroupKind]bool
 	// watchers are the watch streams served through the REST seam, fed by
 	// Sync like the informers (guarded by the Env lock).
-	watchers   map[schema.GroupKind][]*watcher
-	watchKinds []schema.GroupKind // kinds watched through the REST seam, sorted
+	watchers map[schema.GroupKind][]*watcher
+	// syncInReconcile: ManagerOptions.SyncInReconcile.
+	inReconcileSync bool
+	watchKinds      []schema.GroupKind // kinds watched through the REST seam, sorted
 	// seq numbers the frames queued on the streams, so that ReleaseNext
 	// lets them through in the order the views moved.
 	seq atomic.Uint64
@@ -120,6 +122,11 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 // GetInformer implements cache.Informers.
 func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
 	if c.up != nil {
+		if err := c.orderInformer(ctx, obj, func(o ...cache.InformerGetOption) (cache.Informer, error) {
+			return c.up.GetInformer(ctx, obj, o...)
+		}); err != nil {
+			return nil, err
+		}
 		return c.up.GetInformer(ctx, obj, opts...)
 	}
 	gvk, err := apiutil.GVKForObject(obj, c.client.env.Scheme)
@@ -132,6 +139,13 @@ func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cach
 // GetInformerForKind implements cache.Informers.
 func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
 	if c.up != nil {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		if err := c.orderInformer(ctx, u, func(o ...cache.InformerGetOption) (cache.Informer, error) {
+			return c.up.GetInformerForKind(ctx, gvk, o...)
+		}); err != nil {
+			return nil, err
+		}
 		return c.up.GetInformerForKind(ctx, gvk, opts...)
 	}
 	return c.informer(gvk, Typed), nil

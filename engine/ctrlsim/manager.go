@@ -56,6 +56,18 @@ type ManagerOptions struct {
 	// SyncPeriod, if unset, is the manager's. The cache runs as one of the
 	// manager's runnables (Other), as controller-runtime's manager runs it.
 	UpstreamCache *cache.Options
+	// SyncInReconcile (with UpstreamCache): a Reconcile whose read needs
+	// an informer that has not synced yet (its kind's first cached read,
+	// a GetInformer of upstream's) syncs it itself, at once, instead of
+	// blocking on controller-runtime's 100 ms sync poll while the loop
+	// lets the informer's frames through. For upstreams that hold a lock
+	// of their own across such a read (Karpenter's cluster state,
+	// Crossplane's informer-tracking cache): blocked there, the Reconcile
+	// would leave another one blocked on that lock, which is no durable
+	// block, and the run could not go on. The cost, named wherever it is
+	// set: that first read takes no virtual time, where in production it
+	// waits at least one poll (upstreamcache.go).
+	SyncInReconcile bool
 }
 
 // DefaultSyncPeriod is controller-runtime's default cache.Options.SyncPeriod.
@@ -107,7 +119,10 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 	m.client = &Client{env: env, name: name, hooks: hooks}
 	m.apiReader = &Client{env: env, name: name, hooks: hooks}
 	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, pos: map[schema.GroupKind]int64{}, syncing: map[schema.GroupKind]bool{},
-		uncached: map[schema.GroupKind]bool{}, Unstructured: opts.CacheUnstructured}
+		uncached: map[schema.GroupKind]bool{}, Unstructured: opts.CacheUnstructured, inReconcileSync: opts.SyncInReconcile}
+	if opts.SyncInReconcile && opts.UpstreamCache == nil {
+		return nil, fmt.Errorf("ctrlsim: ManagerOptions.SyncInReconcile without UpstreamCache: the restated cache has no informer to sync")
+	}
 	m.client.cache = m.cache
 	for _, o := range opts.Uncached {
 		gvk, err := apiutil.GVKForObject(o, env.Scheme)

@@ -16,6 +16,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // The upstream cache: controller-runtime's own.
@@ -77,6 +78,13 @@ func (c *Cache) readInformer(ctx context.Context, gvk schema.GroupVersionKind, o
 	item, err := c.itemOf(gvk, obj)
 	if err != nil {
 		return nil, err
+	}
+	if ActorOf(ctx) != nil {
+		if err := c.syncInReconcile(ctx, gvk.GroupKind(), func(o ...cache.InformerGetOption) (cache.Informer, error) {
+			return c.up.GetInformer(ctx, item, o...)
+		}); err != nil {
+			return nil, err
+		}
 	}
 	inf, err := c.up.GetInformer(ctx, item)
 	if err != nil {
@@ -204,4 +212,88 @@ func sortList(list client.ObjectList) error {
 		sorted[i] = items[j]
 	}
 	return meta.SetList(list, sorted)
+}
+
+// InformerSyncer is implemented by hooks under which a running Reconcile
+// may sync an informer itself (ManagerOptions.SyncInReconcile).
+type InformerSyncer interface {
+	// SyncingInformer reports whether the caller, whose context is ctx,
+	// is the Reconcile the explorer is running (not a goroutine of its),
+	// and if so lets the process's LIST and WATCH calls of gk go through
+	// at once, outside any step's record, until end is called: they are
+	// the calls of the informer's reflector, on a goroutine of its own,
+	// which the Reconcile waits for.
+	SyncingInformer(ctx context.Context, gk schema.GroupKind) (end func(), ok bool)
+}
+
+// orderInformer runs before each GetInformer asked of controller-runtime's
+// cache through this one (get: the same call, with the options it is
+// given). A goroutine that is not a Reconcile (a source's warm-up, which
+// controller-runtime runs on goroutines of their own) first waits at a
+// sync point named by the informer: a new informer draws its resync
+// jitter from math/rand's shared source (controller-runtime
+// cache/internal/informers.go, calculateResyncPeriod), and informers made
+// by sources started together would draw in the scheduler's order, so a
+// run's resyncs would differ from one execution to the next. A Reconcile,
+// with SyncInReconcile, syncs the informer itself (syncInReconcile).
+func (c *Cache) orderInformer(ctx context.Context, obj client.Object, get func(...cache.InformerGetOption) (cache.Informer, error)) error {
+	gvk, err := apiutil.GVKForObject(obj, c.client.env.Scheme)
+	if err != nil {
+		return err
+	}
+	if ActorOf(ctx) == nil {
+		if s, ok := c.client.hooks.(Syncer); ok {
+			s.SyncPoint(fmt.Sprintf("informer %s %d", gvk, formOf(obj)))
+		}
+		return nil
+	}
+	return c.syncInReconcile(ctx, gvk.GroupKind(), get)
+}
+
+// syncInReconcile, with SyncInReconcile and under hooks that allow it
+// (InformerSyncer), makes a Reconcile that needs an informer of gk not
+// synced yet sync it on its own goroutine: it asks for the informer
+// without waiting (controller-runtime starts it), then, yielding the
+// processor between rounds, moves the process's view of gk to what the
+// hooks allow now and lets every frame of gk's streams through, until the
+// informer has synced. Its reflector's LIST and WATCH go through at once
+// meanwhile (InformerSyncer). No virtual time passes: in production the
+// read waits for controller-runtime's next 100 ms sync poll at least.
+func (c *Cache) syncInReconcile(ctx context.Context, gk schema.GroupKind, get func(...cache.InformerGetOption) (cache.Informer, error)) error {
+	if !c.inReconcileSync {
+		return nil
+	}
+	s, ok := c.client.hooks.(InformerSyncer)
+	if !ok {
+		return nil
+	}
+	inf, err := get(cache.BlockUntilSynced(false))
+	if err != nil || inf.HasSynced() {
+		return err
+	}
+	end, ok := s.SyncingInformer(ctx, gk)
+	if !ok {
+		return nil
+	}
+	defer end()
+	env := c.client.env
+	for range catchUpSpins {
+		if inf.HasSynced() {
+			return nil
+		}
+		env.Lock()
+		_, err := c.Sync(gk)
+		env.Unlock()
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		ws := slices.Clone(c.watchers[gk])
+		c.mu.Unlock()
+		for _, w := range ws {
+			w.releaseAll()
+		}
+		runtime.Gosched()
+	}
+	return fmt.Errorf("ctrlsim: %s: the informer of %s a Reconcile asked for did not sync within %d yields of the processor", c.client.name, gk, catchUpSpins)
 }

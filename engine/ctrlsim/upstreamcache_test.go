@@ -480,3 +480,13 @@ func TestUpstreamCacheRefusesMutedEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestSyncInReconcileNeedsUpstreamCache: the option names what it needs.
+func TestSyncInReconcileNeedsUpstreamCache(t *testing.T) {
+	srv, err := apiserver.New(apiserver.Options{Scheme: enginetest.Scheme(t)})
+	must(t, err)
+	_, err = ctrlsim.NewManager(ctrlsim.NewEnv(srv), "ctl", &recHooks{}, ctrlsim.ManagerOptions{SyncInReconcile: true})
+	if err == nil || !strings.Contains(err.Error(), "SyncInReconcile without UpstreamCache") {
+		t.Fatalf("error %v, want SyncInReconcile without UpstreamCache refused", err)
+	}
+}

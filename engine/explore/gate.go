@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -8,7 +9,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // The call gate: calls of upstream goroutines that are not a Reconcile.
@@ -68,6 +72,11 @@ type gated struct {
 	resume  *flight
 	release chan struct{}
 	err     error // set before release when the call must fail
+	// listWatch: a LIST or WATCH of kind gk (not a cached read), which a
+	// Reconcile syncing an informer of gk itself lets through
+	// (SyncingInformer).
+	listWatch bool
+	gk        schema.GroupKind
 }
 
 // errStopped fails the calls of upstream's goroutines once the run ended.
@@ -91,6 +100,12 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		}
 		return nil
 	}
+	if !op.Cached && (op.Verb == verb.List || op.Verb == verb.Watch) && h.syncingKind(op.GVK.GroupKind()) {
+		// The reflector of an informer a running Reconcile waits for,
+		// syncing it itself (ctrlsim.InformerSyncer): the loop is
+		// waiting for that Reconcile, not at a quiescent point.
+		return nil
+	}
 	if op.Cached && (!h.upstream() || goid() == w.loopG) {
 		// A read of the process's own informer view: what it shows is the
 		// loop's to decide (views move when the loop syncs them or a
@@ -109,7 +124,54 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		// call fails now (it would fail when released too).
 		return errCrashed
 	}
-	return w.wait(&gated{p: h.p, key: op.Verb.String() + " " + op.Subresource + " " + op.GVK.GroupKind().String() + " " + keyString(op.Namespace, op.Name), release: make(chan struct{})})
+	return w.wait(&gated{p: h.p, key: op.Verb.String() + " " + op.Subresource + " " + op.GVK.GroupKind().String() + " " + keyString(op.Namespace, op.Name), release: make(chan struct{}),
+		listWatch: !op.Cached && (op.Verb == verb.List || op.Verb == verb.Watch), gk: op.GVK.GroupKind()})
+}
+
+var _ ctrlsim.InformerSyncer = (*hooks)(nil)
+
+// SyncingInformer implements ctrlsim.InformerSyncer: only the Reconcile
+// the loop is running (not a goroutine it started) syncs an informer
+// itself.
+func (h *hooks) SyncingInformer(ctx context.Context, gk schema.GroupKind) (func(), bool) {
+	w := h.w
+	if !w.bubble {
+		return nil, false
+	}
+	f, ok := ctrlsim.ActorOf(ctx).(*flight)
+	if !ok || f.c.proc != h.p || !f.runningOn(w, nil) {
+		return nil, false
+	}
+	w.gate.mu.Lock()
+	if h.p.syncing == nil {
+		h.p.syncing = map[schema.GroupKind]int{}
+	}
+	h.p.syncing[gk]++
+	// A LIST or WATCH of gk the process's reflectors began before (waiting
+	// for the loop's next quiescent point) goes now too: the informer
+	// may be one of theirs.
+	for i := 0; i < len(w.gate.waiting); {
+		if g := w.gate.waiting[i]; g.p == h.p && g.listWatch && g.gk == gk {
+			w.gate.waiting = append(w.gate.waiting[:i], w.gate.waiting[i+1:]...)
+			close(g.release)
+			continue
+		}
+		i++
+	}
+	w.gate.mu.Unlock()
+	return func() {
+		w.gate.mu.Lock()
+		h.p.syncing[gk]--
+		w.gate.mu.Unlock()
+	}, true
+}
+
+// syncingKind reports whether a Reconcile of h's process is syncing an
+// informer of gk itself.
+func (h *hooks) syncingKind(gk schema.GroupKind) bool {
+	h.w.gate.mu.Lock()
+	defer h.w.gate.mu.Unlock()
+	return h.p.syncing[gk] > 0
 }
 
 // upstream reports whether h's process runs controller-runtime's cache.

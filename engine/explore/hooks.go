@@ -178,6 +178,11 @@ func (h *hooks) callFault(op *ctrlsim.Op) error {
 }
 
 func (h *hooks) AfterCall(op *ctrlsim.Op) {
+	if op.Actor == nil && !op.Cached && (op.Verb == verb.List || op.Verb == verb.Watch) && h.syncingKind(op.GVK.GroupKind()) {
+		// The reflector of the informer a Reconcile is syncing itself:
+		// its LIST is the informer's, not one of the Reconcile's calls.
+		return
+	}
 	f := h.flightOf(op)
 	h.record(op, f)
 	if op.Verb == verb.Get && op.Err == nil && f != nil {

@@ -45,6 +45,11 @@ func (h *hooks) SyncPoint(what string) {
 		}
 		return
 	}
+	if goid() == w.loopG {
+		// The loop itself (a harness's setup asking for an informer):
+		// it cannot wait for itself, and nothing runs beside it.
+		return
+	}
 	if h.dead() {
 		// A goroutine of a process that crashed or restarted: nothing of
 		// its process is run by the loop any more; let it go on.

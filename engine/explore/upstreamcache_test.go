@@ -3,11 +3,16 @@ package explore_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -128,5 +133,85 @@ func TestUpstreamHandlerReadsGated(t *testing.T) {
 				t.Fatal("the toucher never updated the Secret: the test exercises nothing")
 			}
 		})
+	}
+}
+
+// lockedReader, for Deployments, holds a lock shared by the process's
+// Reconciles across a cached read of the Deployment's ConfigMap, as
+// Karpenter's cluster state holds its lock across a cached read of a
+// Node's CSINode: the first such read starts the ConfigMap informer.
+type lockedReader struct {
+	client.Client
+	mu *sync.Mutex
+}
+
+func (r *lockedReader) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cm := &corev1.ConfigMap{}
+	return reconcile.Result{}, client.IgnoreNotFound(r.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Name + "-config"}, cm))
+}
+
+// TestSyncInReconcile: with ManagerOptions.SyncInReconcile, a Reconcile
+// whose cached read needs an informer not started yet syncs it on its own
+// goroutine, while holding upstream's lock, and a second Reconcile on that
+// lock goes on after it; the informer's LIST is no call of the Reconcile's
+// step; the run is the same run twice. (Without it the first Reconcile
+// blocks on controller-runtime's sync poll, the second on the lock, which
+// is no durable block, and the run hangs.)
+func TestSyncInReconcile(t *testing.T) {
+	var traces [][]byte
+	for range 2 {
+		enginetest.Bubble(t, 1, func(t *testing.T) {
+			s := scheme(t)
+			var mu sync.Mutex
+			setup := func(ctx context.Context, mgr *ctrlsim.Manager) error {
+				for _, name := range []string{"first", "second"} {
+					if err := builder.ControllerManagedBy(mgr).Named(name).For(&appsv1.Deployment{}).Complete(&lockedReader{mgr.GetClient(), &mu}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			cfg := &explore.Config{
+				Scenario: "locked",
+				Cluster:  explore.Cluster{Scheme: s},
+				Controllers: []explore.Controller{{Name: "p", Setup: setup,
+					Manager: ctrlsim.ManagerOptions{UpstreamCache: &cache.Options{}, SyncInReconcile: true}}},
+				Objects: []*unstructured.Unstructured{
+					obj(t, s, deployment("d", "s")),
+					obj(t, s, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "d-config", Namespace: "default"}}),
+				},
+				Horizon: time.Minute,
+			}
+			r, err := explore.Run(t.Context(), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := r.Finish(nil, nil)
+			traces = append(traces, out)
+			tr, err := trace.Read(bytes.NewReader(out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, st := range tr.Steps {
+				var ops []string
+				for _, op := range st.Ops {
+					ops = append(ops, fmt.Sprintf("%s %s cached=%t", op.Verb, op.Kind, op.Cached))
+				}
+				got = append(got, fmt.Sprintf("%s %s %s [%s]", st.T, st.Controller, st.Result, strings.Join(ops, ", ")))
+			}
+			want := []string{
+				"200ms p/first ok [get ConfigMap cached=true]",
+				"200ms p/second ok [get ConfigMap cached=true]",
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+	if !bytes.Equal(traces[0], traces[1]) {
+		t.Fatalf("traces differ:\n%s\n---\n%s", traces[0], traces[1])
 	}
 }

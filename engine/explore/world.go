@@ -14,6 +14,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
@@ -56,6 +57,10 @@ type proc struct {
 	electedAt, electAt time.Time
 	successor          string
 	graceful, standby  bool
+	// syncing counts, per kind, the Reconciles of this process syncing an
+	// informer of that kind themselves (ctrlsim.InformerSyncer); guarded
+	// by the gate's lock.
+	syncing map[schema.GroupKind]int
 	// electNote says when and why the successor leads, for the record of
 	// the step that restarted it (takeElectNote).
 	electNote string
