@@ -45,17 +45,15 @@ import (
 // informer's last synced resourceVersion). The restated informers
 // (informer.go) are not used.
 //
-// Limits, found moving Crossplane (which stays on the restated cache
-// until they are lifted): a Reconcile that asks for an informer not yet
-// synced (controller-runtime's GetInformer blocks, polling every 100 ms)
-// waits for the loop to release the informer's frames at its next
-// quiescent point; where upstream holds a mutex across that call
-// (Crossplane's InformerTrackingCache.GetInformer) another Reconcile
-// blocked on the mutex is no durable block, so the bubble's clock stops
-// and the run hangs. Releasing the frames from the waiting Reconcile
-// instead is not enough where the informer lists first (its reflector's
-// LIST, a call of a goroutine that is not a Reconcile, waits at the
-// explorer's call gate).
+// A Reconcile that asks for an informer not synced yet (controller-
+// runtime's GetInformer blocks, polling every 100 ms) waits for the loop
+// to release the informer's frames at its next quiescent point, as in
+// production it waits for the informer's list. Where upstream holds a
+// lock of its own across that call (Karpenter's cluster state,
+// Crossplane's InformerTrackingCache.GetInformer), another Reconcile
+// blocked on the lock is no durable block and the run would hang: such a
+// harness sets ManagerOptions.SyncInReconcile, under which the Reconcile
+// syncs the informer itself, at no virtual time (syncInReconcile).
 
 // Upstream reports whether the cache is controller-runtime's
 // (ManagerOptions.UpstreamCache): then the process's informers are

@@ -495,11 +495,14 @@ func (w *world) nextWake() (time.Time, bool) {
 
 // resyncDue resyncs the informers of each process whose sync period came
 // round (ctrlsim.Cache.Resync): every object of their views is delivered
-// again to upstream's handlers, which may queue requests.
+// again to upstream's handlers, which may queue requests. Processes
+// running controller-runtime's cache are not among them: client-go's
+// informers resync on their own timers (each informer's jittered period,
+// controller-runtime cache/internal/informers.go), inside the bubble.
 func (w *world) resyncDue() {
 	now := time.Now()
 	for _, p := range w.procs {
-		if p.crashed || p.mgr == nil || now.Before(p.nextResync) {
+		if p.crashed || p.mgr == nil || p.mgr.Cache().Upstream() || now.Before(p.nextResync) {
 			continue
 		}
 		period := p.mgr.SyncPeriod()
@@ -521,7 +524,7 @@ func (w *world) nextResync() (time.Time, bool) {
 	var best time.Time
 	found := false
 	for _, p := range w.procs {
-		if p.mgr == nil || p.crashed {
+		if p.mgr == nil || p.crashed || p.mgr.Cache().Upstream() {
 			continue
 		}
 		if !found || p.nextResync.Before(best) {

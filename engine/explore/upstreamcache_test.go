@@ -215,3 +215,20 @@ func TestSyncInReconcile(t *testing.T) {
 		t.Fatalf("traces differ:\n%s\n---\n%s", traces[0], traces[1])
 	}
 }
+
+// TestUpstreamNoRestatedResync: a process on controller-runtime's cache
+// is resynced by client-go's own timers, never by the engine's restated
+// resync (which would note delivering nothing, and wake the loop for it).
+func TestUpstreamNoRestatedResync(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		cfg := withUpstreamCache(mirrorConfig(t, nil))
+		cfg.Controllers[0].Manager.SyncPeriod = 20 * time.Second
+		r, err := explore.Run(t.Context(), cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := r.Finish(nil, nil); bytes.Contains(out, []byte("resync: ")) {
+			t.Fatalf("the engine's resync ran on controller-runtime's cache:\n%s", out)
+		}
+	})
+}
