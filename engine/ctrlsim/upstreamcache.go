@@ -251,9 +251,9 @@ func (c *Cache) orderInformer(ctx context.Context, obj client.Object, get func(.
 // syncInReconcile, with SyncInReconcile and under hooks that allow it
 // (InformerSyncer), makes a Reconcile that needs an informer of gk not
 // synced yet sync it on its own goroutine: it asks for the informer
-// without waiting (controller-runtime starts it), then, yielding the
-// processor between rounds, moves the process's view of gk to what the
-// hooks allow now and lets every frame of gk's streams through, until the
+// without waiting (controller-runtime starts it), moves the process's
+// view of gk to what the hooks allow now, then, yielding the processor
+// between rounds, lets every frame of gk's streams through, until the
 // informer has synced. Its reflector's LIST and WATCH go through at once
 // meanwhile (InformerSyncer). No virtual time passes: in production the
 // read waits for controller-runtime's next 100 ms sync poll at least.
@@ -274,16 +274,19 @@ func (c *Cache) syncInReconcile(ctx context.Context, gk schema.GroupKind, get fu
 		return nil
 	}
 	defer end()
+	// The view moves once: a stream the reflector opens meanwhile starts
+	// from it (and each move asks the hooks, which count what they bound:
+	// moving it once a round would count the scheduler's rounds).
 	env := c.client.env
+	env.Lock()
+	_, err = c.Sync(gk)
+	env.Unlock()
+	if err != nil {
+		return err
+	}
 	for range catchUpSpins {
 		if inf.HasSynced() {
 			return nil
-		}
-		env.Lock()
-		_, err := c.Sync(gk)
-		env.Unlock()
-		if err != nil {
-			return err
 		}
 		c.mu.Lock()
 		ws := slices.Clone(c.watchers[gk])
