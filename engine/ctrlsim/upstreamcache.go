@@ -171,12 +171,27 @@ func (c *Cache) catchUp(gvk schema.GroupVersionKind, meta bool, inf cache.Inform
 	}
 	for range catchUpSpins {
 		if indexedRV(inf) >= target {
+			break
+		}
+		runtime.Gosched()
+	}
+	// An informer whose initial events are all in its indexer has not
+	// synced until its FIFO has handed every one of them on (client-go's
+	// HasSynced); a read that found it a moment before that would wait
+	// for controller-runtime's next 100 ms sync poll, and whether it does
+	// would be the scheduler's choice.
+	for range syncedSpins {
+		if indexedRV(inf) < target || inf.HasSynced() {
 			return nil
 		}
 		runtime.Gosched()
 	}
 	return nil
 }
+
+// syncedSpins bounds how long catchUp yields the processor waiting for an
+// informer whose events are indexed to report itself synced.
+const syncedSpins = 1 << 14
 
 // sortList puts a list read from controller-runtime's cache in key order
 // (namespace, then name). The informer's indexer is a Go map, so a real
