@@ -108,14 +108,7 @@ func TestUpstreamHandlerReadsGated(t *testing.T) {
 				}
 				return builder.ControllerManagedBy(mgr).Named("toucher").For(&appsv1.Deployment{}).Complete(&secretToucher{mgr.GetClient()})
 			}
-			r, err := explore.Run(t.Context(), cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, tr := runTrace(t, cfg)
 			touched := false
 			for _, st := range tr.Steps {
 				if !strings.HasSuffix(st.Controller, "toucher") {
