@@ -29,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/utils/ptr"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ctrlbugs "github.com/ctrlbugs/corpus/engine"
@@ -111,10 +113,20 @@ func Project() (*ctrlbugs.Project, error) {
 			// `crossplane core start`'s --enable-* flags (gates.go).
 			KnownGates: knownGates(),
 			// Upstream's manager client does not cache Secrets
-			// (core.go:214-219, Client.Cache.DisableFor); its cache
-			// resyncs every --sync-interval, 1 h by default (core.go:112,
-			// :196-198).
-			Manager: ctrlsim.ManagerOptions{Uncached: []client.Object{&corev1.Secret{}}, SyncPeriod: time.Hour},
+			// (core.go:214-219, Client.Cache.DisableFor); its cache is
+			// controller-runtime's, resyncing every --sync-interval, 1 h
+			// by default (core.go:112, :196-198; --watch-cache-namespaced
+			// is off by default, core.go:150). Upstream's
+			// InformerTrackingCache holds its write lock across the first
+			// Get/List of a kind (internal/engine/cache.go:98-103), which
+			// waits for the informer to sync, so a Reconcile that needs
+			// an unsynced informer syncs it itself (SyncInReconcile).
+			Manager: ctrlsim.ManagerOptions{
+				Uncached:        []client.Object{&corev1.Secret{}},
+				SyncPeriod:      time.Hour,
+				UpstreamCache:   &ctrlcache.Options{SyncPeriod: ptr.To(time.Hour)},
+				SyncInReconcile: true,
+			},
 			// --leader-election (off in code, core.go:104; on in the Helm
 			// chart, values.yaml:53): lease 60 s and renew deadline 50 s
 			// hard-coded, retry controller-runtime's 2 s, released on
@@ -131,8 +143,9 @@ func Project() (*ctrlbugs.Project, error) {
 // realtime compositions on (the flag's default), against the engine's
 // manager. What differs from upstream, and why, is in README.md:
 //
-//   - the ControllerEngine's cache is the process's cache, not a second
-//     cache.New over REST (the engine serves informers, not watches);
+//   - the ControllerEngine's cache is the process's cache (controller-
+//     runtime's, ManagerOptions.UpstreamCache), not a second cache.New:
+//     the engine controls one cache's wire per process;
 //   - the function runner is fns, in process, instead of gRPC to Function
 //     pods (xfn.PackagedFunctionRunner);
 //   - the definition and offered controllers are built as their Setup
@@ -160,9 +173,9 @@ func Setup(ctx context.Context, mgr *ctrlsim.Manager, fns FunctionRunner) error 
 
 	// core.go:387-431: the engine's informers, a cached client reading
 	// them (unstructured included, Secrets not) and an uncached client.
-	// Upstream's cache is cache.New(mgr.GetConfig(), ...): informers over
-	// LIST+WATCH. The engine serves informers through the manager's cache
-	// only, so the ControllerEngine gets that one.
+	// Upstream's cache is a second cache.New(mgr.GetConfig(), ...); the
+	// engine controls one cache's wire per process, so the ControllerEngine
+	// gets the manager's (controller-runtime's cache too).
 	ca := engine.TrackInformers(mgr.GetCache(), mgr.GetScheme())
 	cached, err := client.New(mgr.GetConfig(), client.Options{
 		HTTPClient: mgr.GetHTTPClient(),
