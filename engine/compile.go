@@ -119,6 +119,14 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 		}
 		if r := a.At.Steps; r != nil {
 			act.StepRange = &[2]int{r.From, r.To}
+			if r.After != "" {
+				pred, err := oracle.CompileCEL(r.After)
+				if err != nil {
+					return nil, nil, errf(field+".at.steps.after", "%v", err)
+				}
+				act.StepAnchor = &explore.Trigger{Name: field + ".at", Desc: "when " + r.After,
+					When: func(s explore.State) (bool, error) { return pred.Eval(oracleState(s)) }}
+			}
 		}
 		cfg.Actions = append(cfg.Actions, act)
 		if r := a.Repeat; r != nil && r.Every != nil {
@@ -134,6 +142,7 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 				rep := act
 				rep.Name = fmt.Sprintf("%s#%d", base, k+1)
 				rep.StepRange = nil
+				rep.StepAnchor = nil
 				rep.Obj = &unstructured.Unstructured{Object: deepCopyJSON(a.Object)}
 				rep.At = explore.Trigger{Follow: &explore.Follow{Action: first, After: d}, Name: field + ".repeat",
 					Desc: fmt.Sprintf("%s after %s fired", d, base)}

@@ -189,6 +189,10 @@ type Trigger struct {
 	// After delays a When trigger: it fires this long after the first
 	// state in which When held (whatever the predicate says then).
 	After time.Duration
+	// AfterSteps delays a When trigger by steps: it fires at the start of
+	// the AfterSteps-th step after the first state in which When held (0:
+	// in that state), as a Step trigger fires at its step.
+	AfterSteps int
 	// Follow fires a delay after an action fired: an action's
 	// repetition (scenario repeat).
 	Follow *Follow
@@ -235,6 +239,10 @@ type Action struct {
 	// range are explored jointly: one configuration per combination of
 	// their steps.
 	StepRange *[2]int
+	// StepAnchor, a When trigger, makes StepRange count steps from the
+	// first state in which it holds instead of from the run's start: each
+	// configuration's At is StepAnchor delayed by its step (AfterSteps).
+	StepAnchor *Trigger
 }
 
 // Config is everything one exploration needs.

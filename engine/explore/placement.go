@@ -138,11 +138,20 @@ func actionVariants(cfg *Config, acts []int) []Variant {
 			step := steps[j]
 			v.Actions[i].StepRange = nil
 			v.Actions[i].At = Trigger{Step: &step, Name: cfg.Actions[i].At.Name}
-			label = append(label, fmt.Sprintf("%s@%d", names[j], step))
+			at := fmt.Sprintf("%d", step)
+			if an := cfg.Actions[i].StepAnchor; an != nil {
+				// A fresh trigger per configuration: the world keys
+				// a When trigger's state by its pointer.
+				v.Actions[i].StepAnchor = nil
+				v.Actions[i].At = Trigger{When: an.When, AfterSteps: step, Name: cfg.Actions[i].At.Name,
+					Desc: fmt.Sprintf("step %d after %s", step, descTrigger(an))}
+				at = fmt.Sprintf("anchor+%d", step)
+			}
+			label = append(label, fmt.Sprintf("%s@%s", names[j], at))
 		}
 		v.Variant = strings.Join(label, ",")
 		if len(acts) == 1 {
-			v.Variant = fmt.Sprintf("action %s at step %d", names[0], steps[0])
+			v.Variant = fmt.Sprintf("action %s at step %s", names[0], strings.TrimPrefix(label[0], names[0]+"@"))
 		}
 		out = append(out, Variant{Label: v.Variant, Cfg: &v})
 	}

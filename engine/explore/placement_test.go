@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -66,6 +67,102 @@ func TestActionMomentSearched(t *testing.T) {
 		cfg.Perturbations = []explore.Perturbation{perturb.CrashSearch{Crash: perturb.Crash{Controller: "ticker"}}}
 		if _, err := explore.Variants(t.Context(), cfg, 0); err == nil {
 			t.Fatalf("an explored action moment and an explored perturbation were both accepted")
+		}
+	})
+}
+
+// TestActionMomentAnchored: a step range with an anchor counts its steps
+// from the first state in which the anchor holds: variant k fires k steps
+// after it, wherever the steps before the anchor fall; an anchor that never
+// holds leaves the action unfired, an error of the run.
+func TestActionMomentAnchored(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		s := enginetest.Scheme(t)
+		reset := configMap("tick", map[string]any{"count": "0"})
+		countIs := func(n string) func(explore.State) (bool, error) {
+			return func(st explore.State) (bool, error) {
+				for _, o := range st.Objects {
+					if o.GetKind() == "ConfigMap" && o.GetName() == "tick" {
+						v, _, _ := unstructured.NestedString(o.Object, "data", "count")
+						return v == n, nil
+					}
+				}
+				return false, nil
+			}
+		}
+		cfg := func(anchor string) *explore.Config {
+			return &explore.Config{
+				Scenario: "action-moment-anchored",
+				Cluster:  explore.Cluster{Scheme: s},
+				Controllers: []explore.Controller{{Name: "ticker", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+					return (&sample.Ticker{Client: mgr.GetClient(), Limit: 5}).SetupWithManager(mgr)
+				}}},
+				Objects: []*unstructured.Unstructured{reset.DeepCopy()},
+				Actions: []explore.Action{{Name: "reset", Op: "patch", Obj: reset, Patch: []byte(`{"data":{"count":"0"}}`),
+					PatchType: "application/merge-patch+json", StepRange: &[2]int{0, 2},
+					At:         explore.Trigger{Name: "actions[0].at"},
+					StepAnchor: &explore.Trigger{When: countIs(anchor), Desc: "when count is " + anchor, Name: "actions[0].at"}}},
+				Horizon: time.Minute,
+			}
+		}
+		// Where the anchor first holds: the step at which count reads 2
+		// in the run without the action.
+		base := cfg("2")
+		base.Actions = nil
+		r, err := explore.Run(t.Context(), base, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		anchorStep := -1
+		for _, st := range tr.Steps {
+			for _, op := range st.Ops {
+				if anchorStep < 0 && slices.ContainsFunc(op.Changed, func(c string) bool { return c == `data.count="2"` }) {
+					anchorStep = st.Step
+				}
+			}
+		}
+		if anchorStep < 1 {
+			t.Fatalf("no step wrote count 2 in the base run")
+		}
+		vs, err := explore.Variants(t.Context(), cfg("2"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs) != 3 {
+			t.Fatalf("%d variants, want 3 (anchor+0..2)", len(vs))
+		}
+		for k, v := range vs {
+			if want := fmt.Sprintf("action reset at step anchor+%d", k); v.Label != want {
+				t.Fatalf("variant %d: %q, want %q", k, v.Label, want)
+			}
+			r, err := explore.Run(t.Context(), v.Cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Actions) != 1 || tr.Actions[0].Step != anchorStep+k {
+				t.Fatalf("variant %s: actions %+v, want one at step %d (the anchor held after step %d)", v.Label, tr.Actions, anchorStep+k, anchorStep)
+			}
+		}
+		// An anchor that never holds: the action never fires, which the
+		// run reports.
+		vs, err = explore.Variants(t.Context(), cfg("99"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err = explore.Run(t.Context(), vs[0].Cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.ActionErrors) != 1 || r.ActionErrors[0].Fired() {
+			t.Fatalf("an anchor that never held: action errors %+v, want one unfired", r.ActionErrors)
 		}
 	})
 }

@@ -52,6 +52,9 @@ func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
 		}
 		return !now.Before(at), at
 	case t.When != nil:
+		if s, ok := w.heldStep[t]; ok {
+			return w.step >= s+t.AfterSteps, now
+		}
 		if held, ok := w.held[t]; ok {
 			// After: the condition held already; the trigger waits.
 			at := held.Add(t.After)
@@ -64,6 +67,11 @@ func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
 		ok, err := t.When(st)
 		if err != nil {
 			w.triggerFailed(t, st, err)
+			return false, now
+		}
+		if ok && t.AfterSteps > 0 {
+			w.heldStep[t] = w.step
+			w.note(fmt.Sprintf("%s: the condition holds at step %d; it fires at the start of step %d", triggerName(t), w.step, w.step+t.AfterSteps))
 			return false, now
 		}
 		if ok && t.After > 0 {

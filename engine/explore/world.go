@@ -114,6 +114,9 @@ type world struct {
 	// held: when each When trigger with After first held (the trigger
 	// fires After later).
 	held map[*Trigger]time.Time
+	// heldStep: the step at which each When trigger with AfterSteps first
+	// held (the trigger fires AfterSteps steps later).
+	heldStep map[*Trigger]int
 	// flights are the Reconciles in progress: running or blocked.
 	flights []*flight
 	// running is the flight the loop is running now (its first step, or
@@ -204,6 +207,7 @@ func Run(ctx context.Context, cfg *Config, chooser Chooser) (*Result, error) {
 	w.actions = make([]bool, len(cfg.Actions))
 	w.actionAt = make([]time.Time, len(cfg.Actions))
 	w.held = map[*Trigger]time.Time{}
+	w.heldStep = map[*Trigger]int{}
 	w.res.InvariantFailedAt = make([]int, len(cfg.Invariants))
 	w.res.InvariantErr = make([]string, len(cfg.Invariants))
 	for i := range w.res.InvariantFailedAt {

@@ -38,6 +38,14 @@
 //	{"name": "delete-a", "op": "delete", ..., "at": {"steps": {"from": 3, "to": 6}}},
 //	{"name": "delete-b", "op": "delete", ..., "at": {"steps": {"from": 3, "to": 6}}}
 //
+// A range's steps are absolute unless it has an anchor, after: a CEL
+// condition; from and to then count steps from the first state in which it
+// holds (0: that state), and the variants are named "action x at step
+// anchor+k" ("x@anchor+k"). An anchored range keeps its meaning when the
+// steps before the anchor move (a bump, an engine change):
+//
+//	"at": {"steps": {"from": 0, "to": 40, "after": "exists('karpenter.sh/v1', 'NodeClaim', '', 'a')"}}
+//
 // An afterWrite trigger (an action's, or a window's from or until) fires
 // after the n-th write (1-based) that matches every field set: controller
 // (the process as the scenario lists it: all its controllers' writes

@@ -329,6 +329,13 @@ func (v *validator) trigger(field string, t *Trigger) {
 		case r.To-r.From >= maxActionVariants:
 			v.add(join(field, "steps.to"), fmt.Sprintf("%d steps: at most %d variants", r.To-r.From+1, maxActionVariants))
 		}
+		if r.After != "" {
+			if err := oracle.CheckCEL(r.After); err != nil {
+				v.add(join(field, "steps.after"), "CEL: "+oneLine(err.Error()))
+			} else {
+				v.celKinds(join(field, "steps.after"), r.After)
+			}
+		}
 	}
 	switch len(set) {
 	case 0:
