@@ -47,8 +47,9 @@ type Cache struct {
 	pos map[schema.GroupKind]int64
 	// syncing marks kinds whose events are being delivered: a handler that
 	// reads through the cache sees it as it is (as in a shared informer)
-	// and delivers nothing further.
-	syncing map[schema.GroupKind]bool
+	// and delivers nothing further. Each channel is closed when that
+	// delivery ends (see catchUp).
+	syncing map[schema.GroupKind]chan struct{}
 	// watchers are the watch streams served through the REST seam, fed by
 	// Sync like the informers (guarded by the Env lock).
 	watchers map[schema.GroupKind][]*watcher
@@ -327,15 +328,19 @@ func (c *Cache) FlushWatches() {
 // lock held; handlers run without it (they may call clients).
 func (c *Cache) Sync(gk schema.GroupKind) (int64, error) {
 	from, ok := c.pos[gk]
-	if !ok || c.syncing[gk] {
+	if _, busy := c.syncing[gk]; !ok || busy {
 		return from, nil
 	}
 	rev := c.visible(gk)
 	if rev <= from {
 		return from, nil
 	}
-	c.syncing[gk] = true
-	defer delete(c.syncing, gk)
+	done := make(chan struct{})
+	c.syncing[gk] = done
+	defer func() {
+		delete(c.syncing, gk)
+		close(done)
+	}()
 	if rl, ok := c.client.hooks.(Relister); ok && rl.Relisting(gk, from, rev) {
 		return rev, c.relist(gk, from, rev)
 	}

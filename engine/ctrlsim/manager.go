@@ -118,7 +118,7 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 	m.eventRecorderProvider = newEventRecorders(m, eventRecorderProvider.GetEventRecorder)
 	m.client = &Client{env: env, name: name, hooks: hooks}
 	m.apiReader = &Client{env: env, name: name, hooks: hooks}
-	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, pos: map[schema.GroupKind]int64{}, syncing: map[schema.GroupKind]bool{},
+	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, pos: map[schema.GroupKind]int64{}, syncing: map[schema.GroupKind]chan struct{}{},
 		uncached: map[schema.GroupKind]bool{}, Unstructured: opts.CacheUnstructured, inReconcileSync: opts.SyncInReconcile}
 	if opts.SyncInReconcile && opts.UpstreamCache == nil {
 		return nil, fmt.Errorf("ctrlsim: ManagerOptions.SyncInReconcile without UpstreamCache: the restated cache has no informer to sync")

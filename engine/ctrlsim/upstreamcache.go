@@ -152,6 +152,22 @@ func (c *Cache) catchUp(gvk schema.GroupVersionKind, meta bool, inf cache.Inform
 	gk := gvk.GroupKind()
 	env := c.client.env
 	env.Lock()
+	// Another goroutine (a handler's or map function's read on a
+	// listener goroutine, whose catch-up runs outside the call gate) may
+	// be moving this kind's view now, with the Env lock released while it
+	// feeds the streams: Sync would return at once, and the streams'
+	// last revision would be wherever that delivery has got to, so this
+	// read could miss the events after it, its own write's among them, in
+	// one execution and not in another. Wait for that delivery to end.
+	for {
+		done, busy := c.syncing[gk]
+		if !busy {
+			break
+		}
+		env.Unlock()
+		<-done
+		env.Lock()
+	}
 	_, err := c.Sync(gk)
 	env.Unlock()
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
+	"github.com/ctrlbugs/corpus/engine/store"
 )
 
 // cacheMode is one of the two caches a manager can run: the restated one
@@ -489,4 +490,70 @@ func TestSyncInReconcileNeedsUpstreamCache(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "SyncInReconcile without UpstreamCache") {
 		t.Fatalf("error %v, want SyncInReconcile without UpstreamCache refused", err)
 	}
+}
+
+// blockingHooks holds the delivery of the event at revision at until
+// release is closed (once): a Sync of its kind then stays in progress,
+// with the Env lock released, as one on another goroutine may.
+type blockingHooks struct {
+	*recHooks
+	at      int64
+	blocked chan struct{}
+	release chan struct{}
+}
+
+func (h *blockingHooks) Delivering(gk schema.GroupKind, ev store.Event) bool {
+	if ev.Rev == h.at {
+		close(h.blocked)
+		<-h.release
+	}
+	return h.recHooks.Delivering(gk, ev)
+}
+
+// TestCatchUpWaitsForConcurrentSync: a cached read whose kind is being
+// synced by another goroutine (a handler's read on a listener goroutine,
+// outside the call gate) waits for that delivery to end and then reads
+// every event up to the present, its own write's included. Without the
+// wait it read whatever the other delivery had fed its stream so far,
+// which made a run's reads depend on the Go scheduler.
+func TestCatchUpWaitsForConcurrentSync(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		f := newFixture(t, ctrlsim.ManagerOptions{})
+		ctx := bounded(t)
+		must(t, f.direct.Create(ctx, configMap("a", map[string]string{"v": "1"})))
+		h := &blockingHooks{recHooks: &recHooks{}, blocked: make(chan struct{}), release: make(chan struct{})}
+		m, err := ctrlsim.NewManager(f.env, "reader", h, ctrlsim.ManagerOptions{UpstreamCache: &cache.Options{}})
+		must(t, err)
+		deliver := wired(t, f, m)
+		_, err = m.GetCache().GetInformer(ctx, &corev1.ConfigMap{}, cache.BlockUntilSynced(false))
+		must(t, err)
+		deliver(cmGK)
+		a := configMap("a", map[string]string{"v": "2"})
+		must(t, f.direct.Update(ctx, a))
+		a.Data["v"] = "3"
+		must(t, f.direct.Update(ctx, a))
+		h.at = f.srv.Store().Rev() // v=3's event: the other delivery stops before it
+		go func() {
+			f.env.Lock()
+			_, err := m.Cache().Sync(cmGK)
+			f.env.Unlock()
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+		<-h.blocked
+		got := make(chan string, 1)
+		go func() {
+			cm := &corev1.ConfigMap{}
+			if err := m.GetClient().Get(ctx, client.ObjectKey{Namespace: "default", Name: "a"}, cm); err != nil {
+				t.Error(err)
+			}
+			got <- cm.Data["v"]
+		}()
+		synctest.Wait()
+		close(h.release)
+		if v := <-got; v != "3" {
+			t.Errorf("a read while another goroutine synced the kind saw v=%s, want 3 (the present)", v)
+		}
+	})
 }
