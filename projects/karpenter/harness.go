@@ -20,12 +20,15 @@ import (
 
 	"github.com/Pallinder/go-randomdata"
 	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
@@ -151,9 +154,23 @@ func Project() (*ctrlbugs.Project, error) {
 				LeaderElection: &explore.LeaderElection{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
 					RetryPeriod: 2 * time.Second, ReleaseOnCancel: true,
 					Source: "karpenter pkg/operator/operator.go:187-194; options.go:222 (on by default); controller-runtime manager/internal.go:54-56"},
+				// operator.go:205-211: controller-runtime's cache, Leases
+				// only from kube-node-lease. state.Cluster.UpdateNode holds
+				// its lock across a cached Get of the Node's CSINode
+				// (state/cluster.go:416-418, :919), which waits for the
+				// informer to sync: such a Reconcile syncs it itself
+				// (SyncInReconcile).
+				Manager: ctrlsim.ManagerOptions{
+					UpstreamCache: &ctrlcache.Options{ByObject: map[client.Object]ctrlcache.ByObject{
+						&coordinationv1.Lease{}: {Field: fields.SelectorFromSet(fields.Set{"metadata.namespace": "kube-node-lease"})},
+					}},
+					SyncInReconcile: true,
+				},
 			},
-			{Name: ProcessScheduler, Setup: SetupScheduler},
-			{Name: ProcessKubelet, Setup: SetupKubelet},
+			// The stand-ins run controller-runtime's cache with its
+			// defaults.
+			{Name: ProcessScheduler, Setup: SetupScheduler, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}},
+			{Name: ProcessKubelet, Setup: SetupKubelet, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}},
 		},
 	}, nil
 }
