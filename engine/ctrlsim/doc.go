@@ -48,12 +48,13 @@
 //     event is written (Cache.ReleaseNext) and from which revision. The
 //     projects that pass it run no restated informer.
 //   - Restated, not controller-runtime's own cache, for managers without
-//     UpstreamCache (named until every project has moved): a transform (SetTransform) applies to what handlers and
-//     index extractors get, not to cached Get and List; the manager's
-//     cache options (cache.Options: ByObject selectors, DefaultNamespaces,
-//     DefaultTransform, UnsafeDisableDeepCopy) are not read, so e.g.
-//     Karpenter's Lease field selector (operator.go, ByObject on
-//     kube-node-lease) caches every Lease here; typed, unstructured and
+//     UpstreamCache: no project's process builds one since 2026-12-06
+//     (every harness passes UpstreamCache); the engine's own tests still
+//     do, and it goes once they move. There a transform (SetTransform)
+//     applies to what handlers and index extractors get, not to cached
+//     Get and List; the manager's cache options (cache.Options: ByObject
+//     selectors, DefaultNamespaces, DefaultTransform,
+//     UnsafeDisableDeepCopy) are not read; typed, unstructured and
 //     metadata informers of one kind share one position.
 //   - Restated, client-go's REST retries for the direct client (retry.go):
 //     controller-runtime's client is client-go's rest.Request underneath,
