@@ -189,9 +189,9 @@ type Trigger struct {
 	// After delays a When trigger: it fires this long after the first
 	// state in which When held (whatever the predicate says then).
 	After time.Duration
-	// AfterSteps delays a When trigger by steps: it fires at the start of
-	// the AfterSteps-th step after the first state in which When held (0:
-	// in that state), as a Step trigger fires at its step.
+	// AfterSteps delays a When trigger by steps: when When first holds
+	// after step s, it fires as a Step trigger at step s+AfterSteps does
+	// (0: in that state).
 	AfterSteps int
 	// Follow fires a delay after an action fired: an action's
 	// repetition (scenario repeat).

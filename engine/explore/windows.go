@@ -71,7 +71,7 @@ func (w *world) fired(t *Trigger, state func() State) (bool, time.Time) {
 		}
 		if ok && t.AfterSteps > 0 {
 			w.heldStep[t] = w.step
-			w.note(fmt.Sprintf("%s: the condition holds at step %d; it fires at the start of step %d", triggerName(t), w.step, w.step+t.AfterSteps))
+			w.note(fmt.Sprintf("%s: the condition holds after step %d; it fires as a trigger at step %d does", triggerName(t), w.step, w.step+t.AfterSteps))
 			return false, now
 		}
 		if ok && t.After > 0 {

@@ -173,8 +173,9 @@ type StepRange struct {
 	To   int `json:"to"`
 	// After, a CEL predicate with a when trigger's environment, anchors
 	// the range: From and To then count steps from the first state in
-	// which it holds (0: that state), so that the range keeps its meaning
-	// when the steps before the anchor change (a bump, an engine change).
+	// which it holds (0: that state; if that is after step s, k fires as
+	// step s+k would), so that the range keeps its meaning when the steps
+	// before the anchor change (a bump, an engine change).
 	// Without it From and To are absolute step numbers. A run in which the
 	// predicate never holds never fires the action, an error.
 	After string `json:"after,omitempty"`
