@@ -60,6 +60,9 @@ type gate struct {
 	mu      sync.Mutex
 	waiting []*gated
 	closed  bool
+	// ended is closed when the run ends (closeGate): a dead process's
+	// goroutine calling waits on it (see Gate).
+	ended chan struct{}
 }
 
 // gated is one call waiting for the loop to release it.
@@ -120,8 +123,21 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		return nil
 	}
 	if h.dead() {
-		// A goroutine of a process that crashed or restarted since: its
-		// call fails now (it would fail when released too).
+		// A goroutine of a process that crashed or restarted since: in
+		// production it no longer runs. Its call gets no answer until
+		// the run ends: answered at once, upstream would go on computing
+		// beside the live processes (a retry loop drawing its jitter from
+		// math/rand's shared source, which the restarted process's
+		// informers draw from too, in the Go scheduler's order).
+		w.gate.mu.Lock()
+		if w.gate.ended == nil {
+			w.gate.ended = make(chan struct{})
+		}
+		ended, closed := w.gate.ended, w.gate.closed
+		w.gate.mu.Unlock()
+		if !closed {
+			<-ended
+		}
 		return errCrashed
 	}
 	return w.wait(&gated{p: h.p, key: op.Verb.String() + " " + op.Subresource + " " + op.GVK.GroupKind().String() + " " + keyString(op.Namespace, op.Name), release: make(chan struct{}),
@@ -321,6 +337,9 @@ func (w *world) closeGate() {
 	w.gate.closed = true
 	gs := w.gate.waiting
 	w.gate.waiting = nil
+	if w.gate.ended != nil {
+		close(w.gate.ended)
+	}
 	w.gate.mu.Unlock()
 	for _, g := range gs {
 		g.err = errStopped

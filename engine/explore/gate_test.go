@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,4 +137,67 @@ func TestCallGateOrdersGoroutines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// retrier is a runnable that creates a ConfigMap every second, ten times,
+// whatever the answer and whatever its context says (as a retry loop such
+// as client-go's retry.OnError does), and notes when each call returned.
+type retrier struct {
+	client client.Client
+	start  time.Time
+	mu     *sync.Mutex
+	back   *[][]time.Duration // per instance: when each call returned
+}
+
+func (r *retrier) Start(context.Context) error {
+	r.mu.Lock()
+	*r.back = append(*r.back, nil)
+	i := len(*r.back) - 1
+	r.mu.Unlock()
+	for range 10 {
+		time.Sleep(time.Second)
+		_ = r.client.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "r" + strconv.Itoa(i)}})
+		r.mu.Lock()
+		(*r.back)[i] = append((*r.back)[i], time.Since(r.start))
+		r.mu.Unlock()
+	}
+	return nil
+}
+
+// TestDeadProcessCallsWait: a goroutine of a crashed process that calls
+// again gets no answer until the run ends (in production it no longer
+// runs); answered at once, it went on beside the restarted process,
+// drawing from shared random sources in the scheduler's order.
+func TestDeadProcessCallsWait(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		var mu sync.Mutex
+		var back [][]time.Duration
+		start := time.Now()
+		cfg := &explore.Config{
+			Scenario: "dead-calls",
+			Cluster:  explore.Cluster{Scheme: scheme(t)},
+			Controllers: []explore.Controller{{Name: "retrier", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+				return mgr.Add(&retrier{client: mgr.GetClient(), start: start, mu: &mu, back: &back})
+			}}},
+			Perturbations: []explore.Perturbation{perturb.Crash{Controller: "retrier", AtRunWrite: 1}},
+			Horizon:       30 * time.Second,
+		}
+		if _, err := explore.Run(t.Context(), cfg, nil); err != nil {
+			t.Fatal(err)
+		}
+		// The retry loops outlive the run (they heed no context): let
+		// them finish in the bubble.
+		time.Sleep(15 * time.Second)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(back) < 2 || len(back[0]) == 0 {
+			t.Fatalf("calls returned per instance: %v; want the crashed instance's first call and a restarted instance", back)
+		}
+		// The first instance's first call crashed it (at 1s); its second
+		// call, a second later, must not have been answered before the
+		// run's end.
+		if len(back[0]) > 1 && back[0][1] < cfg.Horizon {
+			t.Errorf("the crashed instance's calls returned at %v: its second call was answered at %v, before the run ended (%v)", back[0], back[0][1], cfg.Horizon)
+		}
+	})
 }
