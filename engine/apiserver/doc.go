@@ -137,11 +137,9 @@
 //     log them.
 //   - a finalizer-releasing write (write.go): the last finalizer removed
 //     from a terminating object deletes it without storing the write; the
-//     DELETED event carries the object as stored, and the writer gets the
-//     same back, at the deletion's resourceVersion (genericregistry's
-//     deleteWithoutFinalizers returns what storage's Delete decoded;
-//     before 2026-12-06 the engine answered with the request at the
-//     stored resourceVersion).
+//     DELETED event carries the object as stored, the writer gets its
+//     request back at the stored resourceVersion (genericregistry's
+//     deleteWithoutFinalizers).
 //   - a pod's deletion is one DELETED event: kube's pod strategy makes every
 //     pod deletion graceful (a MODIFIED event setting deletionTimestamp,
 //     then the DELETED); known difference pod/delete-events.

@@ -316,15 +316,11 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 		// deleteWithoutFinalizers). The update itself is never stored:
 		// storage deletes the key, so the DELETED event carries the object
 		// as it was stored (finalizers and all) at the deletion's
-		// revision, and so does the response: deleteWithoutFinalizers
-		// returns what storage's Delete decoded, the stored object at the
-		// deletion's revision (k8s.io/apiserver registry/generic/registry
-		// store.go, etcd3 store.go conditionalDelete).
-		final, err := s.store.Delete(key, old, oldRev)
-		if err != nil {
+		// revision; the writer gets back the object it sent.
+		if _, err := s.store.Delete(key, old, oldRev); err != nil {
 			return nil, err
 		}
-		return final, nil
+		return obj, nil
 	}
 	return s.store.Put(key, obj, oldRev)
 }
