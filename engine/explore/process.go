@@ -27,8 +27,12 @@ import (
 // crash the process's controllers keep their places in the schedule (a
 // restart must build the same controllers), with new queues.
 func (w *world) startProcess(p *proc) error {
+	// dead() reads these under the Env lock, from a crashed process's
+	// goroutines that may call while the process restarts.
+	w.env.Lock()
 	p.crashed = false
 	p.gen++
+	w.env.Unlock()
 	for _, f := range slices.Clone(w.flights) {
 		if f.c.proc == p {
 			// A Reconcile blocked when its process died: the goroutine
