@@ -109,14 +109,7 @@ func TestActionMomentAnchored(t *testing.T) {
 		// in the run without the action.
 		base := cfg("2")
 		base.Actions = nil
-		r, err := explore.Run(t.Context(), base, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, tr := runTrace(t, base)
 		anchorStep := -1
 		for _, st := range tr.Steps {
 			for _, op := range st.Ops {
@@ -139,14 +132,7 @@ func TestActionMomentAnchored(t *testing.T) {
 			if want := fmt.Sprintf("action reset at step anchor+%d", k); v.Label != want {
 				t.Fatalf("variant %d: %q, want %q", k, v.Label, want)
 			}
-			r, err := explore.Run(t.Context(), v.Cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := trace.Read(bytes.NewReader(r.Finish(nil, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, tr := runTrace(t, v.Cfg)
 			if len(tr.Actions) != 1 || tr.Actions[0].Step != anchorStep+k {
 				t.Fatalf("variant %s: actions %+v, want one at step %d (the anchor held after step %d)", v.Label, tr.Actions, anchorStep+k, anchorStep)
 			}
@@ -157,10 +143,7 @@ func TestActionMomentAnchored(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err = explore.Run(t.Context(), vs[0].Cfg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, _ := runTrace(t, vs[0].Cfg)
 		if len(r.ActionErrors) != 1 || r.ActionErrors[0].Fired() {
 			t.Fatalf("an anchor that never held: action errors %+v, want one unfired", r.ActionErrors)
 		}
