@@ -350,9 +350,10 @@ func opts(r finding.Run) engine.Options {
 const envRelease = "CTRLBUGS_RELEASE"
 
 // onRelease returns f as it claims to be on release (finding.Release): its
-// trace and expected verdict there, the control opposite, no also runs, the
-// status that verdict means; nil if f does not list the release. It is an
-// error if the project was not built at that release.
+// trace and expected verdict there, the control opposite (the release's own
+// control run if it names one), no also runs, the status that verdict
+// means; nil if f does not list the release. It is an error if the project
+// was not built at that release.
 func onRelease(f *finding.Finding, p *engine.Project, release string) (*finding.Finding, error) {
 	i := slices.IndexFunc(f.Releases, func(r finding.Release) bool { return r.Version == release })
 	if i < 0 {
@@ -369,6 +370,9 @@ func onRelease(f *finding.Finding, p *engine.Project, release string) (*finding.
 	c.Also = nil
 	c.Primary.Expect = r.Expect
 	c.Control.Expect = map[string]string{"fails": "holds", "holds": "fails"}[r.Expect]
+	if r.Control != nil {
+		c.Control = *r.Control
+	}
 	c.Status = map[string]string{"fails": finding.Reproduces, "holds": finding.Refuted}[r.Expect]
 	return &c, nil
 }

@@ -128,6 +128,12 @@ type Release struct {
 	// Trace is the run recorded on that release, relative to the
 	// repository root.
 	Trace string `json:"trace"`
+	// Control, when set, is the control run on that release instead of
+	// the finding's: for a release where the finding's control does not
+	// give the opposite of Expect (a claim that reproduces there, whose
+	// control on the pin fails for a reason the release shares). Its
+	// expect must be the opposite of Expect.
+	Control *Run `json:"control,omitempty"`
 }
 
 // Error is a problem with one finding file. Every error of this package is
@@ -280,6 +286,20 @@ func Load(root, path string) (*Finding, error) {
 			return nil, fail(field+".trace", "required: the run recorded on that release, relative to the repository root")
 		case r.Trace == f.Trace:
 			return nil, fail(field+".trace", "%s is the pin's trace: each release has its own", r.Trace)
+		}
+		if c := r.Control; c != nil {
+			switch {
+			case strings.TrimSpace(c.Label) == "":
+				return nil, fail(field+".control.label", "required")
+			case c.Expect == r.Expect:
+				return nil, fail(field+".control.expect", "must be the opposite of %s.expect (%s)", field, r.Expect)
+			case c.Expect != "holds" && c.Expect != "fails":
+				return nil, fail(field+".control.expect", "%q: want holds or fails", c.Expect)
+			case c.Scenario != "":
+				return nil, fail(field+".control.scenario", "the control run uses the finding's scenario")
+			case c.Variants != "" && c.Variants != AllVariants:
+				return nil, fail(field+".control.variants", "%q: the only value is %q", c.Variants, AllVariants)
+			}
 		}
 		seen[r.Version] = true
 	}
