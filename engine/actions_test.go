@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -200,7 +201,17 @@ func TestActionNeverFires(t *testing.T) {
 func TestJointActionSearch(t *testing.T) {
 	body := `"actions": [` + action("create-late", `{"steps": {"from": 2, "to": 4}}`, "create", "late", "") + `, ` +
 		action("drop-late", `{"steps": {"from": 3, "to": 4}}`, "delete", "late", "") + `],`
-	out, err := runCounter(t, body, engine.Options{Label: "joint"})
+	scn, err := scenario.Decode("counter.json", []byte(sprintf(counterScenario, body)), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each run in a bubble of its own (Options.Isolate), as every finding
+	// and exploration runs: a run is then the same whether it is made in
+	// the search or alone (Options.Variant).
+	iso := func(fn func(ctx context.Context)) {
+		enginetest.Bubble(t, 1, func(t *testing.T) { fn(t.Context()) })
+	}
+	out, err := engine.Run(context.Background(), scn, sampleProject(t), engine.Options{Label: "joint", Isolate: iso})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,27 +250,23 @@ func TestJointActionSearch(t *testing.T) {
 			t.Errorf("%s: action errors %v, want a NotFound = %v", r.Label, r.ActionErrors, refused)
 		}
 	}
-	scn, err := scenario.Decode("counter.json", []byte(sprintf(counterScenario, body)), ".")
+	var pl *engine.Plan
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		if pl, err = engine.PlanVariants(t.Context(), scn, sampleProject(t), engine.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if listed := pl.Labels(); !slices.Equal(listed, labels) {
+		t.Errorf("PlanVariants labels %q, want %q", listed, labels)
+	}
+	one, err := engine.Run(context.Background(), scn, sampleProject(t), engine.Options{Label: "joint", Variant: labels[3], Isolate: iso})
 	if err != nil {
 		t.Fatal(err)
 	}
-	enginetest.Bubble(t, 1, func(t *testing.T) {
-		pl, err := engine.PlanVariants(t.Context(), scn, sampleProject(t), engine.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if listed := pl.Labels(); !slices.Equal(listed, labels) {
-			t.Errorf("PlanVariants labels %q, want %q", listed, labels)
-		}
-		one, err := engine.Run(t.Context(), scn, sampleProject(t), engine.Options{Label: "joint", Variant: labels[3]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(one.Runs) != 1 || one.Runs[0].Label != labels[3] || !bytes.Equal(one.Runs[0].Trace, out.Runs[3].Trace) {
-			t.Errorf("Options.Variant %q: runs %d, first %q, same trace as in the search: %v", labels[3], len(one.Runs), one.Runs[0].Label,
-				bytes.Equal(one.Runs[0].Trace, out.Runs[3].Trace))
-		}
-	})
+	if len(one.Runs) != 1 || one.Runs[0].Label != labels[3] || !bytes.Equal(one.Runs[0].Trace, out.Runs[3].Trace) {
+		t.Errorf("Options.Variant %q: runs %d, first %q, same trace as in the search: %v", labels[3], len(one.Runs), one.Runs[0].Label,
+			bytes.Equal(one.Runs[0].Trace, out.Runs[3].Trace))
+	}
 }
 
 // TestActionAfterCondition: a `when` with `after` fires that long after the
@@ -279,7 +286,9 @@ func TestActionAfterCondition(t *testing.T) {
 			"15s", "trigger actions[1].at (5s after when exists('v1', 'ConfigMap', 'default', 'late')): the condition holds; it fires in 5s, at t=15s"},
 		{"condition that stops holding", action("create-late", `{"time": "10s"}`, "create", "late", "") + `, ` +
 			action("mark", `{"when": "!exists('v1', 'ConfigMap', 'default', 'late')", "after": "20s"}`, "patch", "late", markPatch),
-			"20s", "it fires in 20s, at t=20s"},
+			// The condition holds when the processes start (their caches
+			// synced at 400 ms), so it fires 20 s later.
+			"20.4s", "it fires in 20s, at t=20.4s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := runCounter(t, `"actions": [`+tc.body+`],`, engine.Options{Label: tc.name})

@@ -59,7 +59,7 @@ const stepperScenario = `{
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "loop", "namespace": "default"}, "data": {"n": "0"}}
   ],
   "actions": [
-    {"name": "poke", "at": {"time": "150ms"}, "op": "patch", "patchType": "merge",
+    {"name": "poke", "at": {"time": "350ms"}, "op": "patch", "patchType": "merge",
      "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "loop", "namespace": "default"}},
      "patch": {"data": {"poked": "yes"}}}
   ],
@@ -73,7 +73,7 @@ const stepperScenario = `{
 // 100 ms, its five writes land 100 ms apart; a reconcile that writes
 // nothing (ConfigMap "idle") holds the worker as long; a write lands at
 // the end of its reconcile, after what others did in between (the user's
-// poke at 150 ms falls between a reconcile's start and its write, and the
+// poke at 350 ms, while the second reconcile computes, falls between a reconcile's start and its write, and the
 // trace shows it there); a range draws each duration from the seed, the
 // same in every run. A duration for a controller the scenario does not run,
 // or one that does not parse, is an error naming the field.

@@ -3,7 +3,6 @@ package ctrlsim
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // Form is the shape in which an informer hands objects to its handlers.
@@ -29,38 +27,39 @@ const (
 	Metadata
 )
 
-// Cache is one controller's cache.Cache. Reads go through the owning
-// Client's hooks (the informer view); informers record handlers.
+// Cache is one controller's cache.Cache: controller-runtime's own
+// (cache.New with the options upstream's main passes), wrapped so that
+// every read through it is a recorded call, and the process's wire: the
+// revision each kind's view shows and the watch streams its informers'
+// reflectors read through the REST seam (upstreamcache.go).
 type Cache struct {
-	// mu guards informers and handler registration: controller-runtime's
-	// Warmup starts a controller's sources concurrently.
-	mu        sync.Mutex
-	client    *Client
-	informers map[informerKey]*Informer
-	order     []informerKey
-	uncached  map[schema.GroupKind]bool
-	// Unstructured: cache unstructured objects too (controller-runtime's
-	// Options.Cache.Unstructured).
+	// mu guards the watch streams: controller-runtime's Warmup starts a
+	// controller's sources concurrently, and reflectors open their
+	// watches on goroutines of their own.
+	mu       sync.Mutex
+	client   *Client
+	uncached map[schema.GroupKind]bool
+	// Unstructured: the manager's client reads unstructured objects
+	// through the cache too (controller-runtime's
+	// client.CacheOptions.Unstructured).
 	Unstructured bool
-	// pos is, per kind, the revision the controller's informers show: the
-	// one cursor of its view, moved only by Sync (guarded by the Env lock).
+	// pos is, per kind, the revision the process's view shows: the one
+	// cursor its streams are fed from, moved only by Sync (guarded by the
+	// Env lock).
 	pos map[schema.GroupKind]int64
-	// syncing marks kinds whose events are being delivered: a handler that
-	// reads through the cache sees it as it is (as in a shared informer)
-	// and delivers nothing further. Each channel is closed when that
-	// delivery ends (see catchUp).
-	syncing map[schema.GroupKind]chan struct{}
 	// watchers are the watch streams served through the REST seam, fed by
-	// Sync like the informers (guarded by the Env lock).
+	// Sync (guarded by mu).
 	watchers map[schema.GroupKind][]*watcher
-	// syncInReconcile: ManagerOptions.SyncInReconcile.
+	// inReconcileSync: ManagerOptions.SyncInReconcile.
 	inReconcileSync bool
 	watchKinds      []schema.GroupKind // kinds watched through the REST seam, sorted
+	// broken are the kinds whose streams relist ended with 410 Expired,
+	// until a stream of the kind opens again (guarded by mu).
+	broken map[schema.GroupKind]bool
 	// seq numbers the frames queued on the streams, so that ReleaseNext
 	// lets them through in the order the views moved.
 	seq atomic.Uint64
-	// up is controller-runtime's own cache when the manager runs it
-	// (ManagerOptions.UpstreamCache; upstreamcache.go), nil otherwise.
+	// up is controller-runtime's own cache.
 	up cache.Cache
 }
 
@@ -85,94 +84,54 @@ func (c *Cache) caches(obj runtime.Object, gvk schema.GroupVersionKind) bool {
 	if c.uncached[gvk.GroupKind()] {
 		return false
 	}
-	f := formOf(obj)
-	if f == Unstructured && !c.Unstructured {
-		return false
-	}
-	if c.up == nil {
-		c.informer(gvk, f) // a cached read starts an informer, as in controller-runtime
-	}
-	return true
+	return formOf(obj) != Unstructured || c.Unstructured
 }
 
-// readsCache is what a read through the cache itself does: it starts the
-// kind's informer (in obj's form) and reads it, whatever the manager's
-// client options say, as controller-runtime's informer cache does (the
-// options DisableFor and Unstructured belong to the client, not the cache).
-// Upstreams that build clients of their own over the manager's cache
-// (client.New with CacheOptions.Reader, e.g. Crossplane's ControllerEngine)
-// rely on it.
-func (c *Cache) readsCache(obj runtime.Object, gvk schema.GroupVersionKind) bool {
-	if c.up == nil {
-		c.informer(gvk, formOf(obj))
-	}
-	return true
-}
+// readsCache is what a read through the cache itself does: it reads the
+// kind's informer (in obj's form) whatever the manager's client options
+// say, as controller-runtime's informer cache does (the options DisableFor
+// and Unstructured belong to the client, not the cache). Upstreams that
+// build clients of their own over the manager's cache (client.New with
+// CacheOptions.Reader, e.g. Crossplane's ControllerEngine) rely on it.
+func readsCache(runtime.Object, schema.GroupVersionKind) bool { return true }
 
-// Get implements client.Reader: a cached read (the informer view),
+// Get implements client.Reader: a cached read (the informer),
 // recorded as the owning client's.
 func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return c.client.get(ctx, key, obj, c.readsCache, opts...)
+	return c.client.get(ctx, key, obj, readsCache, opts...)
 }
 
 // List implements client.Reader: a cached read, as Get.
 func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return c.client.list(ctx, list, c.readsCache, opts...)
+	return c.client.list(ctx, list, readsCache, opts...)
 }
 
-// GetInformer implements cache.Informers.
+// GetInformer implements cache.Informers: controller-runtime's, asked in
+// a fixed order (orderInformer).
 func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
-	if c.up != nil {
-		if err := c.orderInformer(ctx, obj, func(o ...cache.InformerGetOption) (cache.Informer, error) {
-			return c.up.GetInformer(ctx, obj, o...)
-		}); err != nil {
-			return nil, err
-		}
-		return c.up.GetInformer(ctx, obj, opts...)
-	}
-	gvk, err := apiutil.GVKForObject(obj, c.client.env.Scheme)
-	if err != nil {
+	if err := c.orderInformer(ctx, obj, func(o ...cache.InformerGetOption) (cache.Informer, error) {
+		return c.up.GetInformer(ctx, obj, o...)
+	}); err != nil {
 		return nil, err
 	}
-	return c.informer(gvk, formOf(obj)), nil
+	return c.up.GetInformer(ctx, obj, opts...)
 }
 
-// GetInformerForKind implements cache.Informers.
+// GetInformerForKind implements cache.Informers, as GetInformer.
 func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
-	if c.up != nil {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		if err := c.orderInformer(ctx, u, func(o ...cache.InformerGetOption) (cache.Informer, error) {
-			return c.up.GetInformerForKind(ctx, gvk, o...)
-		}); err != nil {
-			return nil, err
-		}
-		return c.up.GetInformerForKind(ctx, gvk, opts...)
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := c.orderInformer(ctx, u, func(o ...cache.InformerGetOption) (cache.Informer, error) {
+		return c.up.GetInformerForKind(ctx, gvk, o...)
+	}); err != nil {
+		return nil, err
 	}
-	return c.informer(gvk, Typed), nil
+	return c.up.GetInformerForKind(ctx, gvk, opts...)
 }
 
-func (c *Cache) informer(gvk schema.GroupVersionKind, f Form) *Informer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k := informerKey{gvk, f}
-	if inf, ok := c.informers[k]; ok {
-		return inf
-	}
-	inf := &Informer{cache: c, GVK: gvk, Form: f}
-	if _, ok := c.pos[gvk.GroupKind()]; !ok {
-		// A new informer lists at what the controller may see now.
-		c.pos[gvk.GroupKind()] = c.firstList(gvk.GroupKind())
-	}
-	c.informers[k] = inf
-	// Kept sorted, not in creation order: controller-runtime starts a
-	// controller's sources on goroutines of their own (Warmup, Start), so
-	// the order in which informers are created varies from run to run, and
-	// initial lists, event delivery across kinds and resyncs follow this
-	// order.
-	i, _ := slices.BinarySearchFunc(c.order, k, compareInformerKeys)
-	c.order = slices.Insert(c.order, i, k)
-	return inf
+// IndexField implements client.FieldIndexer: controller-runtime's.
+func (c *Cache) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	return c.up.IndexField(ctx, obj, field, extract)
 }
 
 // visible asks the hooks which revision of gk the controller may see now.
@@ -203,23 +162,12 @@ func (c *Cache) Pos(gk schema.GroupKind) (int64, bool) {
 	return p, ok
 }
 
-// Kinds returns the kinds the cache has informers for, in the informers'
-// fixed order, then the kinds only watched through the REST seam.
+// Kinds returns the kinds the process watches through the REST seam (its
+// informers' reflectors and any client-go watch of upstream's), sorted.
 func (c *Cache) Kinds() []schema.GroupKind {
-	var out []schema.GroupKind
-	for _, inf := range c.Informers() {
-		if gk := inf.GVK.GroupKind(); !slices.Contains(out, gk) {
-			out = append(out, gk)
-		}
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, gk := range c.watchKinds {
-		if !slices.Contains(out, gk) {
-			out = append(out, gk)
-		}
-	}
-	return out
+	return slices.Clone(c.watchKinds)
 }
 
 // watchPos returns the revision the process's view of gk shows, starting
@@ -240,6 +188,7 @@ func (c *Cache) addWatcher(w *watcher) {
 	if c.watchers == nil {
 		c.watchers = map[schema.GroupKind][]*watcher{}
 	}
+	delete(c.broken, w.gk)
 	if !slices.Contains(c.watchKinds, w.gk) {
 		// Sorted, as informers are: client-go informers start their
 		// watches on goroutines of their own.
@@ -258,6 +207,16 @@ func (c *Cache) addWatcher(w *watcher) {
 		i--
 	}
 	c.watchers[w.gk] = slices.Insert(ws, i, w)
+}
+
+// Rewatching reports whether a stream of the process's ended with 410
+// Expired (relist) and no stream of its kind has opened since: its
+// client-go reflector lists and watches again after a backoff of its own,
+// on a timer the engine does not see.
+func (c *Cache) Rewatching() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.broken) > 0
 }
 
 // CloseWatches ends every watch stream served from this cache (the
@@ -319,97 +278,57 @@ func (c *Cache) FlushWatches() {
 	}
 }
 
-// Sync moves the controller's view of gk up to the revision the hooks say
-// it may see (never back), delivering each event in between to every
-// informer of gk: as in a shared informer, the cache moves one event at a
-// time and each handler runs after its event is in the cache. Hooks.
-// Delivering may withhold an event from the handlers (the cache still
-// moves). It returns the revision the view shows. Call it with the Env
-// lock held; handlers run without it (they may call clients).
+// Sync moves the process's view of gk up to the revision the hooks say it
+// may see (never back), queueing each event in between on every stream of
+// gk that selects it; the frames wait for ReleaseNext. It returns the
+// revision the view shows. Call it with the Env lock held, which it keeps
+// throughout: a read's catch-up on another goroutine (catchUp) finds the
+// view either before this move or after it, never in between.
 func (c *Cache) Sync(gk schema.GroupKind) (int64, error) {
 	from, ok := c.pos[gk]
-	if _, busy := c.syncing[gk]; !ok || busy {
+	if !ok {
 		return from, nil
 	}
 	rev := c.visible(gk)
 	if rev <= from {
 		return from, nil
 	}
-	done := make(chan struct{})
-	c.syncing[gk] = done
-	defer func() {
-		delete(c.syncing, gk)
-		close(done)
-	}()
 	if rl, ok := c.client.hooks.(Relister); ok && rl.Relisting(gk, from, rev) {
-		return rev, c.relist(gk, from, rev)
+		c.relist(gk, from, rev)
+		return rev, nil
 	}
 	evs := c.client.env.Server.Store().Events(from, rev)
-	infs := c.Informers()
 	c.mu.Lock()
 	ws := slices.Clone(c.watchers[gk])
 	c.mu.Unlock()
-	env := c.client.env
-	env.Unlock()
-	defer env.Lock()
-	var errs []error
 	for _, ev := range evs {
 		if ev.Key.GroupKind != gk {
 			continue
 		}
 		c.pos[gk] = ev.Rev
-		notify := c.client.hooks.Delivering(gk, ev)
-		if !notify && c.up != nil {
-			// A muted event moves the restated cache without its
-			// handlers; a client-go informer has no such state (its
-			// cache is what its stream delivered), so the perturbation
-			// cannot apply (a broken watch, WatchBreak, is what
-			// production does).
-			errs = append(errs, fmt.Errorf("dropping %s %s rev %d: a muted event cannot apply to controller-runtime's cache (ManagerOptions.UpstreamCache), whose informers hold what their streams deliver; break the watch instead", ev.Type, ev.Key, ev.Rev))
-			notify = true
-		}
-		for _, inf := range infs {
-			if inf.GVK.GroupKind() != gk {
-				continue
-			}
-			if err := inf.Deliver(ev, notify); err != nil {
-				errs = append(errs, fmt.Errorf("delivering %s %s rev %d: %w", ev.Type, ev.Key, ev.Rev, err))
-			}
-		}
-		if notify {
-			for _, w := range ws {
-				w.send(ev)
-			}
+		for _, w := range ws {
+			w.send(ev)
 		}
 	}
 	c.pos[gk] = rev
-	return rev, errors.Join(errs...)
+	return rev, nil
 }
 
-// relist moves the view of gk from revision from to rev as client-go's
-// reflector does after a watch it could not resume (410 Expired): it lists
-// again, and the informer replaces its store with the list
-// (DeltaFIFO.Replace, then sharedIndexInformer's processDeltas). Each
-// handler is told once per object, whatever happened to it in between:
-// OnAdd for an object the informer did not have, OnUpdate(old, new) for
-// one whose resourceVersion changed (one update for all its changes), a
-// DeletedFinalStateUnknown tombstone carrying the last state it had for an
-// object gone (its deletion was never seen); an object unchanged is a sync,
-// told only to handlers whose resync is due, none here. The list's objects
-// come in key order, then the tombstones in key order (client-go takes the
-// deleted keys from its indexer, in map order). Unlike client-go, the
-// cache shows the whole list at once while the handlers run (client-go's
-// indexer moves one object per handler call). A REST-seam watch served
-// from this cache gets the 410 ERROR event and ends, so the upstream
-// client behind it lists again itself. Called from Sync, with the Env lock
-// held; handlers run without it.
-func (c *Cache) relist(gk schema.GroupKind, from, rev int64) error {
-	st := c.client.env.Server.Store()
-	before, after := st.List(gk, "", from), st.List(gk, "", rev)
-	infs := c.Informers()
+// relist moves the view of gk from revision from to rev by breaking its
+// streams: each gets the 410 Expired ERROR event and ends, so the
+// client-go reflector behind it lists again (at rev) and its informer
+// replaces its store, as after a watch it could not resume. Called from
+// Sync, with the Env lock held.
+func (c *Cache) relist(gk schema.GroupKind, from, rev int64) {
 	c.mu.Lock()
 	ws := c.watchers[gk]
 	delete(c.watchers, gk)
+	if len(ws) > 0 {
+		if c.broken == nil {
+			c.broken = map[schema.GroupKind]bool{}
+		}
+		c.broken[gk] = true
+	}
 	c.mu.Unlock()
 	c.pos[gk] = rev
 	for _, w := range ws {
@@ -418,59 +337,21 @@ func (c *Cache) relist(gk schema.GroupKind, from, rev int64) error {
 		w.status(&s)
 		w.close()
 	}
-	env := c.client.env
-	env.Unlock()
-	defer env.Lock()
-	var errs []error
-	for _, inf := range infs {
-		if inf.GVK.GroupKind() != gk {
-			continue
-		}
-		if err := inf.replace(before, after); err != nil {
-			errs = append(errs, fmt.Errorf("relisting %s from %d to %d: %w", gk, from, rev, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Informers returns the informers in a fixed order (compareInformerKeys).
-func (c *Cache) Informers() []*Informer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []*Informer
-	for _, k := range c.order {
-		out = append(out, c.informers[k])
-	}
-	return out
 }
 
 // RemoveInformer implements cache.Informers.
 func (c *Cache) RemoveInformer(ctx context.Context, obj client.Object) error {
-	if c.up != nil {
-		return c.up.RemoveInformer(ctx, obj)
-	}
-	return nil
+	return c.up.RemoveInformer(ctx, obj)
 }
 
-// Start implements cache.Informers. The restated informers are driven by
-// the engine; controller-runtime's cache (ManagerOptions.UpstreamCache)
-// starts its informers here, as its manager starts it, and runs until ctx
-// ends.
+// Start implements cache.Informers: controller-runtime's cache starts its
+// informers here, as its manager starts it, and runs until ctx ends.
 func (c *Cache) Start(ctx context.Context) error {
-	if c.up != nil {
-		return c.up.Start(ctx)
-	}
-	<-ctx.Done()
-	return nil
+	return c.up.Start(ctx)
 }
 
-// WaitForCacheSync implements cache.Informers: the restated informers are
-// always synced; controller-runtime's wait for their reflectors.
+// WaitForCacheSync implements cache.Informers: controller-runtime's waits
+// for its informers' reflectors.
 func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
-	if c.up != nil {
-		return c.up.WaitForCacheSync(ctx)
-	}
-	return true
+	return c.up.WaitForCacheSync(ctx)
 }
-
-var _ cache.Informer = (*Informer)(nil)

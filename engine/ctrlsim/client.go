@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -149,7 +148,7 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	op := &Op{Verb: verb.Get, GVK: gvk, Namespace: key.Namespace, Name: key.Name}
 	cached := caches != nil && caches(obj, gvk)
 	op.Cached = cached // known before the call: a Gater may tell cached reads apart
-	if cached && c.cache.up != nil {
+	if cached {
 		// controller-runtime's cache: its informer started and synced
 		// before the call (its reflector watches through the seam, which
 		// takes the Env lock), then read as controller-runtime reads it.
@@ -168,19 +167,6 @@ func (c *Client) get(ctx context.Context, key client.ObjectKey, obj client.Objec
 		})
 	}
 	return c.call(ctx, op, func() error {
-		if cached {
-			op.Cached = true
-			if op.ViewRev, err = c.cache.Sync(gvk.GroupKind()); err != nil {
-				return err
-			}
-			op.CurrentRV = c.currentRV(gvk, key.Namespace, key.Name)
-			u, _, err := c.env.Server.PeekAt(apiserver.Request{GVK: gvk, Namespace: key.Namespace, Name: key.Name}, op.ViewRev)
-			if err != nil {
-				return err
-			}
-			op.ObservedRV = u.GetResourceVersion()
-			return c.env.readInto(u, obj, gvk)
-		}
 		u, err := c.env.Server.Get(apiserver.Request{GVK: gvk, Namespace: key.Namespace, Name: key.Name})
 		if err != nil {
 			return err
@@ -218,7 +204,7 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 	op := &Op{Verb: verb.List, GVK: gvk, Namespace: lo.Namespace}
 	cached := caches != nil && caches(list, gvk)
 	op.Cached = cached // known before the call: a Gater may tell cached reads apart
-	if cached && c.cache.up != nil {
+	if cached {
 		// controller-runtime's cache, as in get.
 		inf, err := c.cache.readInformer(ctx, gvk, list)
 		if err != nil {
@@ -237,45 +223,16 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 		})
 	}
 	return c.call(ctx, op, func() error {
-		sel := apiserver.ListOptions{Labels: lo.LabelSelector}
-		var indexed fields.Selector
-		var inf *Informer
-		if cached {
-			op.Cached = true
-			var err error
-			if op.ViewRev, err = c.cache.Sync(gvk.GroupKind()); err != nil {
-				return err
-			}
-			indexed = lo.FieldSelector
-			if indexed != nil {
-				if inf, err = c.cache.indexedInformer(gvk, formOf(list), indexed); err != nil {
-					return err
-				}
-			}
-		} else {
-			sel.Fields = lo.FieldSelector
+		sel := apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector, Limit: lo.Limit, Continue: lo.Continue}
+		if lo.Raw != nil {
+			sel.ResourceVersion, sel.ResourceVersionMatch = lo.Raw.ResourceVersion, lo.Raw.ResourceVersionMatch
 		}
-		if !cached {
-			sel.Limit, sel.Continue = lo.Limit, lo.Continue
-			if lo.Raw != nil {
-				sel.ResourceVersion, sel.ResourceVersionMatch = lo.Raw.ResourceVersion, lo.Raw.ResourceVersionMatch
-			}
-		}
-		page, err := c.env.Server.ListPage(gvk, lo.Namespace, sel, op.ViewRev)
+		page, err := c.env.Server.ListPage(gvk, lo.Namespace, sel, 0)
 		if err != nil {
 			return err
 		}
-		items, rv := page.Items, page.RV
-		if indexed != nil {
-			if items, err = inf.filterIndexed(items, indexed); err != nil {
-				return err
-			}
-		}
-		if cached && lo.Limit > 0 && int64(len(items)) > lo.Limit {
-			items = items[:lo.Limit]
-		}
-		op.Items = len(items)
-		if err := c.env.fillList(list, gvk, items, rv); err != nil {
+		op.Items = len(page.Items)
+		if err := c.env.fillList(list, gvk, page.Items, page.RV); err != nil {
 			return err
 		}
 		// A last page has no continue: the server omits the field

@@ -110,9 +110,6 @@ type Hooks interface {
 	// show now; 0 means the newest there is. The cache owns the view's
 	// position and never moves it back.
 	Visible(gk schema.GroupKind) int64
-	// Delivering is told of each event the controller's cache of gk moves
-	// over; false withholds it from the handlers (a dropped event).
-	Delivering(gk schema.GroupKind, ev store.Event) bool
 	// BeforeCall may refuse a call (e.g. a crash injected at a write).
 	BeforeCall(op *Op) error
 	// AfterCall sees the completed call.
@@ -152,11 +149,10 @@ type Relister interface {
 // NopHooks reads the present and records nothing.
 type NopHooks struct{}
 
-func (NopHooks) Visible(schema.GroupKind) int64                { return 0 }
-func (NopHooks) Delivering(schema.GroupKind, store.Event) bool { return true }
-func (NopHooks) BeforeCall(*Op) error                          { return nil }
-func (NopHooks) AfterCall(*Op)                                 {}
-func (NopHooks) Event(Event)                                   {}
+func (NopHooks) Visible(schema.GroupKind) int64 { return 0 }
+func (NopHooks) BeforeCall(*Op) error           { return nil }
+func (NopHooks) AfterCall(*Op)                  {}
+func (NopHooks) Event(Event)                    {}
 
 var _ Hooks = NopHooks{}
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
@@ -27,8 +28,8 @@ type staleView struct {
 func (h *staleView) Visible(schema.GroupKind) int64 { return h.rev }
 func (h *staleView) AfterCall(op *ctrlsim.Op)       { h.ops = append(h.ops, *op) }
 
-// A controller's manager reads through its cache at the revision its Hooks
-// make visible, and live through its API reader; each call is recorded at
+// A controller's manager reads through its cache (controller-runtime's)
+// at the revision its Hooks make visible, and live through its API reader; each call is recorded at
 // the boundary with what the controller saw (ObservedRV) and what the server
 // held then (CurrentRV): how the engine shows a controller a stale view and
 // the trace shows that it acted on one.
@@ -60,6 +61,23 @@ func ExampleNewManager() {
 	if err != nil {
 		fmt.Println(err)
 		return
+	}
+	// The manager's cache is controller-runtime's: started as its manager
+	// starts it, its informer's reflector watching through the engine,
+	// which decides when each frame of the stream is written (the
+	// explorer releases them one at a time at quiescent points; here all
+	// at once, until the informer has synced).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = mgr.Cache().Start(ctx) }()
+	inf, err := mgr.GetCache().GetInformer(ctx, &corev1.ConfigMap{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for !inf.HasSynced() {
+		mgr.Cache().FlushWatches()
+		time.Sleep(time.Millisecond)
 	}
 	key := client.ObjectKey{Namespace: "default", Name: "cm"}
 	var cached, live corev1.ConfigMap

@@ -47,16 +47,17 @@ type ManagerOptions struct {
 	// what an upstream main passes as cache.Options.SyncPeriod; 0 means
 	// controller-runtime's default, DefaultSyncPeriod.
 	SyncPeriod time.Duration
-	// UpstreamCache, when set, gives the manager controller-runtime's own
-	// cache, built by cache.New with these options as upstream's main
-	// passes them (ByObject, DefaultNamespaces, DefaultTransform,
-	// selectors, UnsafeDisableDeepCopy, ...), instead of the restated one;
-	// its informers are client-go's, watching through the REST seam
-	// (upstreamcache.go). The engine sets Scheme, Mapper and HTTPClient;
-	// SyncPeriod, if unset, is the manager's. The cache runs as one of the
-	// manager's runnables (Other), as controller-runtime's manager runs it.
+	// UpstreamCache are the options of the manager's cache, which is
+	// controller-runtime's own, built by cache.New with these options as
+	// upstream's main passes them (ByObject, DefaultNamespaces,
+	// DefaultTransform, selectors, UnsafeDisableDeepCopy, ...); nil is
+	// cache.Options{}, controller-runtime's defaults. Its informers are
+	// client-go's, watching through the REST seam (upstreamcache.go). The
+	// engine sets Scheme, Mapper and HTTPClient; SyncPeriod, if unset, is
+	// the manager's. The cache runs as one of the manager's runnables
+	// (Other), as controller-runtime's manager runs it.
 	UpstreamCache *cache.Options
-	// SyncInReconcile (with UpstreamCache): a Reconcile whose read needs
+	// SyncInReconcile: a Reconcile whose read needs
 	// an informer that has not synced yet (its kind's first cached read,
 	// a GetInformer of upstream's) syncs it itself, at once, instead of
 	// blocking on controller-runtime's 100 ms sync poll while the loop
@@ -118,11 +119,8 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 	m.eventRecorderProvider = newEventRecorders(m, eventRecorderProvider.GetEventRecorder)
 	m.client = &Client{env: env, name: name, hooks: hooks}
 	m.apiReader = &Client{env: env, name: name, hooks: hooks}
-	m.cache = &Cache{client: m.client, informers: map[informerKey]*Informer{}, pos: map[schema.GroupKind]int64{}, syncing: map[schema.GroupKind]chan struct{}{},
+	m.cache = &Cache{client: m.client, pos: map[schema.GroupKind]int64{},
 		uncached: map[schema.GroupKind]bool{}, Unstructured: opts.CacheUnstructured, inReconcileSync: opts.SyncInReconcile}
-	if opts.SyncInReconcile && opts.UpstreamCache == nil {
-		return nil, fmt.Errorf("ctrlsim: ManagerOptions.SyncInReconcile without UpstreamCache: the restated cache has no informer to sync")
-	}
 	m.client.cache = m.cache
 	for _, o := range opts.Uncached {
 		gvk, err := apiutil.GVKForObject(o, env.Scheme)
@@ -131,12 +129,16 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 		}
 		m.cache.uncached[gvk.GroupKind()] = true
 	}
+	var co cache.Options
 	if opts.UpstreamCache != nil {
-		co := *opts.UpstreamCache
+		co = *opts.UpstreamCache
+	}
+	{
 		co.Scheme, co.Mapper, co.HTTPClient = env.Scheme, env.Server.RESTMapper(), m.GetHTTPClient()
 		if co.SyncPeriod == nil {
 			co.SyncPeriod = ptr.To(m.syncPeriod)
 		}
+		m.syncPeriod = *co.SyncPeriod
 		up, err := cache.New(m.GetConfig(), co)
 		if err != nil {
 			return nil, fmt.Errorf("ctrlsim: controller-runtime's cache: %w", err)
@@ -150,7 +152,12 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 // Name is the controller identity (also the default field manager).
 func (m *Manager) Name() string { return m.name }
 
-// SyncPeriod is how often the cache's informers resync (Cache.Resync).
+// SyncPeriod is the cache's resync period (cache.Options.SyncPeriod, or
+// ManagerOptions.SyncPeriod when the cache options leave it unset):
+// controller-runtime jitters each informer's to 90-100% of it
+// (cache/internal/informers.go, calculateResyncPeriod), and client-go's
+// reflector then delivers every object the informer holds again to its
+// handlers on each period.
 func (m *Manager) SyncPeriod() time.Duration { return m.syncPeriod }
 
 // Cache returns the recording cache.
@@ -243,8 +250,7 @@ type QueueFactory func(controller string, rl workqueue.TypedRateLimiter[reconcil
 
 // StartControllers wires every captured controller not started yet to a
 // queue from newQueue and calls its Warmup, which starts upstream's sources
-// (handlers and predicates) and no worker; then it replays initial lists to
-// handlers registered since the last call. It may be called again when
+// (handlers and predicates) and no worker. It may be called again when
 // upstream adds controllers at runtime. ctx must outlive the run (handlers
 // pass it to map functions).
 func (m *Manager) StartControllers(ctx context.Context, newQueue QueueFactory) error {
@@ -277,45 +283,22 @@ func (m *Manager) StartControllers(ctx context.Context, newQueue QueueFactory) e
 		warm = append(warm, c)
 	}
 	// controller-runtime's manager warms its controllers up concurrently,
-	// each on a goroutine of its own; with the restated cache nothing in
-	// a warm-up blocks, and they run here one after the other. With
-	// controller-runtime's cache each waits for its sources to sync
+	// each on a goroutine of its own; each waits for its sources to sync
 	// (client-go's sync polls), so they run together, as in the manager.
 	errs := make([]error, len(warm))
-	warmup := func(i int) {
-		c := warm[i]
-		if err := c.runnable.(interface{ Warmup(context.Context) error }).Warmup(ctx); err != nil {
-			errs[i] = fmt.Errorf("ctrlsim: warmup of %s: %w", c.Name, err)
-		} else if c.RateLimiter == nil {
-			errs[i] = fmt.Errorf("ctrlsim: %s: Warmup did not build a queue (controller-runtime changed its wiring?)", c.Name)
-		}
-	}
-	if m.cache.up != nil {
-		var wg sync.WaitGroup
-		for i := range warm {
-			wg.Go(func() { warmup(i) })
-		}
-		wg.Wait()
-	} else {
-		for i := range warm {
-			if warmup(i); errs[i] != nil {
-				break
+	var wg sync.WaitGroup
+	for i, c := range warm {
+		wg.Go(func() {
+			if err := c.runnable.(interface{ Warmup(context.Context) error }).Warmup(ctx); err != nil {
+				errs[i] = fmt.Errorf("ctrlsim: warmup of %s: %w", c.Name, err)
+			} else if c.RateLimiter == nil {
+				errs[i] = fmt.Errorf("ctrlsim: %s: Warmup did not build a queue (controller-runtime changed its wiring?)", c.Name)
 			}
-		}
+		})
 	}
+	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return err
-		}
-	}
-	return m.ReplayInitial()
-}
-
-// ReplayInitial delivers the initial list to handlers registered since the
-// last call, on the caller's goroutine.
-func (m *Manager) ReplayInitial() error {
-	for _, inf := range m.cache.Informers() {
-		if err := inf.ReplayInitial(); err != nil {
 			return err
 		}
 	}

@@ -517,13 +517,7 @@ func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.Gro
 	}
 	w.from = max(from, pos)
 	t.cache.addWatcher(w)
-	if t.cache.up == nil {
-		// The client is waiting for these: the request is made while
-		// the engine waits for upstream's goroutines.
-		w.flush()
-	}
-	// With controller-runtime's cache (upstreamcache.go) the initial
-	// events wait for ReleaseNext like any other: a handler registered
+	// The initial events wait for ReleaseNext like any other: a handler registered
 	// before they are released hears them as the informer pops them, in
 	// the list's order, where one registered on a synced informer hears
 	// them replayed in the order of client-go's indexer map.

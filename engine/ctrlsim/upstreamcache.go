@@ -19,10 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
-// The upstream cache: controller-runtime's own.
+// The cache: controller-runtime's own.
 //
-// A manager built with ManagerOptions.UpstreamCache gets the cache
-// controller-runtime's manager builds (cache.New, with the options
+// Every manager gets the cache controller-runtime's manager builds (cache.New, with the options
 // upstream's main passes: ByObject, DefaultNamespaces, DefaultTransform,
 // label and field selectors, UnsafeDisableDeepCopy, ...), and through it
 // client-go's informers: reflectors, DeltaFIFOs, indexers, shared-informer
@@ -42,8 +41,9 @@ import (
 // positions and streams, and it is the cache.Cache the manager hands out,
 // delegating informers, indexes and reads to controller-runtime's, so
 // every cached read is still a recorded call (Op.Cached, its ViewRev the
-// informer's last synced resourceVersion). The restated informers
-// (informer.go) are not used.
+// informer's last synced resourceVersion). (Until 2026-12-06 the engine
+// also had informers of its own, a restatement of client-go's; they are
+// gone.)
 //
 // A Reconcile that asks for an informer not synced yet (controller-
 // runtime's GetInformer blocks, polling every 100 ms) waits for the loop
@@ -54,12 +54,6 @@ import (
 // blocked on the lock is no durable block and the run would hang: such a
 // harness sets ManagerOptions.SyncInReconcile, under which the Reconcile
 // syncs the informer itself, at no virtual time (syncInReconcile).
-
-// Upstream reports whether the cache is controller-runtime's
-// (ManagerOptions.UpstreamCache): then the process's informers are
-// client-go's, run on goroutines of their own, and its watch streams'
-// frames wait for ReleaseNext.
-func (c *Cache) Upstream() bool { return c.up != nil }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable: as in
 // controller-runtime's manager, the caches start before the process leads.
@@ -135,8 +129,7 @@ func indexedRV(inf cache.Informer) int64 {
 // informer; past it the read goes on with what the informer holds.
 const catchUpSpins = 1 << 20
 
-// catchUp brings a cached read up to date as the restated cache's reads
-// are: it moves the process's view of gvk's kind to what the hooks allow
+// catchUp brings a cached read up to date: it moves the process's view of gvk's kind to what the hooks allow
 // now (Sync), lets every frame its streams were given through, and waits
 // until inf (a metadata informer if meta) has applied the last of them to
 // its indexer. A Reconcile that wrote and reads again after a
@@ -152,22 +145,6 @@ func (c *Cache) catchUp(gvk schema.GroupVersionKind, meta bool, inf cache.Inform
 	gk := gvk.GroupKind()
 	env := c.client.env
 	env.Lock()
-	// Another goroutine (a handler's or map function's read on a
-	// listener goroutine, whose catch-up runs outside the call gate) may
-	// be moving this kind's view now, with the Env lock released while it
-	// feeds the streams: Sync would return at once, and the streams'
-	// last revision would be wherever that delivery has got to, so this
-	// read could miss the events after it, its own write's among them, in
-	// one execution and not in another. Wait for that delivery to end.
-	for {
-		done, busy := c.syncing[gk]
-		if !busy {
-			break
-		}
-		env.Unlock()
-		<-done
-		env.Lock()
-	}
 	_, err := c.Sync(gk)
 	env.Unlock()
 	if err != nil {
@@ -213,8 +190,7 @@ const syncedSpins = 1 << 14
 // (namespace, then name). The informer's indexer is a Go map, so a real
 // process lists in Go's randomized map order, a different one at each
 // call; key order is one of those orders, the same at every run, which is
-// what keeps a run's trace a function of its scenario and seed. (The
-// restated cache listed in key order too.)
+// what keeps a run's trace a function of its scenario and seed.
 func sortList(list client.ObjectList) error {
 	items, err := meta.ExtractList(list)
 	if err != nil {

@@ -22,15 +22,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
-	"github.com/ctrlbugs/corpus/engine/store"
 )
-
-// cacheMode is one of the two caches a manager can run: the restated one
-// (informer.go) or controller-runtime's own (ManagerOptions.UpstreamCache).
-type cacheMode struct {
-	name string
-	opts *cache.Options // nil: restated
-}
 
 // wired starts f's manager's cache if it is controller-runtime's (as its
 // manager starts it, on a goroutine of its own) and returns the function
@@ -222,9 +214,8 @@ func TestUpstreamListKeyOrder(t *testing.T) {
 // TestCacheOptionsHonoured: the cache options upstream's main passes
 // shape what the cache holds: a ByObject label selector and
 // DefaultNamespaces limit what is listed and watched, and a
-// DefaultTransform is what cached Get and List return. The restated cache
-// reads no options: it holds everything, untransformed (the row pins that
-// difference until it goes).
+// DefaultTransform is what cached Get and List return; with
+// controller-runtime's defaults the cache holds everything, untransformed.
 func TestCacheOptionsHonoured(t *testing.T) {
 	opts := &cache.Options{
 		DefaultNamespaces: map[string]cache.Config{"a": {}},
@@ -240,17 +231,18 @@ func TestCacheOptionsHonoured(t *testing.T) {
 		},
 	}
 	for _, tc := range []struct {
-		mode      cacheMode
+		name      string
+		opts      *cache.Options
 		list      string // cached List, all namespaces
 		getOther  string // cached Get of b/x: the error, or "found"
 		annotated string // the transform's annotation on a cached Get
 	}{
-		{cacheMode{"controller-runtime's cache", opts}, "[a/one]", "unable to get: b/x because of unknown namespace for the cache", "yes"},
-		{cacheMode{"restated cache (options ignored)", nil}, "[a/one a/two b/x]", "found", ""},
+		{"options as upstream passes them", opts, "[a/one]", "unable to get: b/x because of unknown namespace for the cache", "yes"},
+		{"controller-runtime's defaults", nil, "[a/one a/two b/x]", "found", ""},
 	} {
-		t.Run(tc.mode.name, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			inBubble(t, func(t *testing.T) {
-				f := newFixture(t, ctrlsim.ManagerOptions{UpstreamCache: tc.mode.opts})
+				f := newFixture(t, ctrlsim.ManagerOptions{UpstreamCache: tc.opts})
 				ctx := bounded(t)
 				for _, ns := range []string{"a", "b"} {
 					must(t, f.direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
@@ -303,10 +295,7 @@ func TestCacheOptionsHonoured(t *testing.T) {
 // unchanged (each group in Go map order: see listed). A Replaced delta
 // with the same resourceVersion is a sync, which shared-informer
 // listeners hear until their first resync check (they start "syncing"; the check comes once per resync period,
-// 10 h by default). The restated cache gets the last two wrong (it tells
-// tombstones last and unchanged objects not at all:
-// TestWatchBreakRelistRestated pins it). A watch that resumes delivers
-// every event instead.
+// 10 h by default). A watch that resumes delivers every event instead.
 func TestWatchBreakRelist(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -458,102 +447,3 @@ func TestPerStreamDelay(t *testing.T) {
 }
 
 var _ toolscache.ResourceEventHandler = (*told)(nil)
-
-// TestUpstreamCacheRefusesMutedEvents: a muted event (the hooks'
-// Delivering false, the engine's DropEvents) moves the restated cache
-// without its handlers; controller-runtime's informers hold only what
-// their streams deliver, so the sync says it cannot apply.
-func TestUpstreamCacheRefusesMutedEvents(t *testing.T) {
-	inBubble(t, func(t *testing.T) {
-		f := newFixture(t, ctrlsim.ManagerOptions{UpstreamCache: &cache.Options{}})
-		ctx := bounded(t)
-		deliver := wired(t, f)
-		_, err := f.mgr.GetCache().GetInformer(ctx, &corev1.ConfigMap{}, cache.BlockUntilSynced(false))
-		must(t, err)
-		deliver(cmGK)
-		must(t, f.direct.Create(ctx, configMap("a", nil)))
-		f.env.Lock()
-		f.hooks.drop = true
-		_, err = f.mgr.Cache().Sync(cmGK)
-		f.env.Unlock()
-		if err == nil || !strings.Contains(err.Error(), "cannot apply to controller-runtime's cache") {
-			t.Fatalf("sync with a muted event: %v, want the error that it cannot apply", err)
-		}
-	})
-}
-
-// TestSyncInReconcileNeedsUpstreamCache: the option names what it needs.
-func TestSyncInReconcileNeedsUpstreamCache(t *testing.T) {
-	srv, err := apiserver.New(apiserver.Options{Scheme: enginetest.Scheme(t)})
-	must(t, err)
-	_, err = ctrlsim.NewManager(ctrlsim.NewEnv(srv), "ctl", &recHooks{}, ctrlsim.ManagerOptions{SyncInReconcile: true})
-	if err == nil || !strings.Contains(err.Error(), "SyncInReconcile without UpstreamCache") {
-		t.Fatalf("error %v, want SyncInReconcile without UpstreamCache refused", err)
-	}
-}
-
-// blockingHooks holds the delivery of the event at revision at until
-// release is closed (once): a Sync of its kind then stays in progress,
-// with the Env lock released, as one on another goroutine may.
-type blockingHooks struct {
-	*recHooks
-	at      int64
-	blocked chan struct{}
-	release chan struct{}
-}
-
-func (h *blockingHooks) Delivering(gk schema.GroupKind, ev store.Event) bool {
-	if ev.Rev == h.at {
-		close(h.blocked)
-		<-h.release
-	}
-	return h.recHooks.Delivering(gk, ev)
-}
-
-// TestCatchUpWaitsForConcurrentSync: a cached read whose kind is being
-// synced by another goroutine (a handler's read on a listener goroutine,
-// outside the call gate) waits for that delivery to end and then reads
-// every event up to the present, its own write's included. Without the
-// wait it read whatever the other delivery had fed its stream so far,
-// which made a run's reads depend on the Go scheduler.
-func TestCatchUpWaitsForConcurrentSync(t *testing.T) {
-	inBubble(t, func(t *testing.T) {
-		f := newFixture(t, ctrlsim.ManagerOptions{})
-		ctx := bounded(t)
-		must(t, f.direct.Create(ctx, configMap("a", map[string]string{"v": "1"})))
-		h := &blockingHooks{recHooks: &recHooks{}, blocked: make(chan struct{}), release: make(chan struct{})}
-		m, err := ctrlsim.NewManager(f.env, "reader", h, ctrlsim.ManagerOptions{UpstreamCache: &cache.Options{}})
-		must(t, err)
-		deliver := wired(t, f, m)
-		_, err = m.GetCache().GetInformer(ctx, &corev1.ConfigMap{}, cache.BlockUntilSynced(false))
-		must(t, err)
-		deliver(cmGK)
-		a := configMap("a", map[string]string{"v": "2"})
-		must(t, f.direct.Update(ctx, a))
-		a.Data["v"] = "3"
-		must(t, f.direct.Update(ctx, a))
-		h.at = f.srv.Store().Rev() // v=3's event: the other delivery stops before it
-		go func() {
-			f.env.Lock()
-			_, err := m.Cache().Sync(cmGK)
-			f.env.Unlock()
-			if err != nil {
-				t.Error(err)
-			}
-		}()
-		<-h.blocked
-		got := make(chan string, 1)
-		go func() {
-			cm := &corev1.ConfigMap{}
-			if err := m.GetClient().Get(ctx, client.ObjectKey{Namespace: "default", Name: "a"}, cm); err != nil {
-				t.Error(err)
-			}
-			got <- cm.Data["v"]
-		}()
-		synctest.Wait()
-		close(h.release)
-		if v := <-got; v != "3" {
-			t.Errorf("a read while another goroutine synced the kind saw v=%s, want 3 (the present)", v)
-		}
-	})
-}

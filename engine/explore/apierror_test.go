@@ -58,12 +58,21 @@ func TestAPIErrorInjection(t *testing.T) {
 	patchA := func(code int, retryAfter time.Duration, count int) perturb.APIError {
 		return perturb.APIError{Controller: "counter-a", Verb: "patch", Kind: cmGK, Code: code, RetryAfter: retryAfter, N: 1, Count: count}
 	}
-	// failed lists counter-a's patches in the trace: outcome@time.
-	patches := func(tr *trace.Trace) (out []string) {
+	// patches lists counter-a's patches in the trace: outcome@time since
+	// the first (the controllers start once their caches have synced).
+	patches := func(t *testing.T, tr *trace.Trace) (out []string) {
+		var first time.Duration
 		for _, s := range tr.Steps {
 			for _, o := range s.Ops {
 				if s.Controller == "counter-a" && o.Verb == "patch" && strings.Contains(o.Key, "counter") && !strings.Contains(o.Key, "tick") {
-					out = append(out, o.Outcome+"@"+o.T)
+					at, err := time.ParseDuration(o.T)
+					if err != nil {
+						t.Fatalf("op time %q: %v", o.T, err)
+					}
+					if len(out) == 0 {
+						first = at
+					}
+					out = append(out, o.Outcome+"@"+(at-first).String())
 				}
 			}
 		}
@@ -89,7 +98,7 @@ func TestAPIErrorInjection(t *testing.T) {
 				enginetest.Bubble(t, 1, func(t *testing.T) {
 					r, tr := runTrace(t, counterCfg(t, tc.p))
 					traces[i] = r.Trace()
-					if got := strings.Join(patches(tr), " "); got != tc.want {
+					if got := strings.Join(patches(t, tr), " "); got != tc.want {
 						t.Errorf("counter-a's patches %q, want %q", got, tc.want)
 					}
 					errSteps := 0

@@ -77,7 +77,7 @@
 // explorer asks the perturbations in force that implement the matching
 // capability: [ViewBound] (how far a controller's informer of a kind may
 // move), [WatchBreaker] (whether it catches up by a relist, once its window
-// closes), [EventFilter] (whether its handlers hear an event), [WriteFault]
+// closes), [WriteFault]
 // (whether its process crashes at a write), [Scheduler] (which controllers'
 // order is a choice), [Placer] (where the search places it, see
 // [Variants]). It counts how often each applied; the trace's final record
@@ -118,11 +118,12 @@
 // cache for a kind shows a subsequence of the kind's states, in order, and
 // never goes back. Reads are evaluated when they happen, so a controller that
 // sleeps inside Reconcile sees its view move as virtual time passes.
-// Informers resync every process's SyncPeriod (ctrlsim.ManagerOptions;
-// controller-runtime's default 10 h): all of a process's informers deliver
-// every object of their views again, noted in the trace; a resync wakes a
-// run only before its horizon, so a run with nothing else left is still
-// quiescent. Determinism is promised for the engine's
+// Informers are client-go's and resync on their own timers, every
+// process's cache SyncPeriod (controller-runtime's default 10 h, each
+// informer's jittered to 90-100% of it): a run with nothing else left waits
+// for them until its horizon when one can fall before it (noted in the
+// trace), and is quiescent otherwise; so does a run whose informer is to
+// list again after a broken watch (its reflector's backoff). Determinism is promised for the engine's
 // own choices; where upstream code is itself nondeterministic (map order,
 // goroutines racing inside Reconcile) a run-twice comparison names the
 // first step that differs instead of hiding it.

@@ -109,13 +109,11 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		// waiting for that Reconcile, not at a quiescent point.
 		return nil
 	}
-	if op.Cached && (!h.upstream() || goid() == w.loopG) {
+	if op.Cached && (!h.hasCache() || goid() == w.loopG) {
 		// A read of the process's own informer view: what it shows is the
 		// loop's to decide (views move when the loop syncs them or a
-		// visibility bound allows), and handlers and map functions the
-		// loop runs on its own goroutine read it (the loop cannot wait
-		// for itself). A process running controller-runtime's cache runs
-		// its handlers and map functions on client-go's listener
+		// visibility bound allows), and the loop cannot wait for itself.
+		// Handlers and map functions run on client-go's listener
 		// goroutines, beside a Reconcile whose cached read just let
 		// their events through (ctrlsim's catch-up): their reads wait at
 		// the gate like any other call, or where they fall among the
@@ -190,11 +188,11 @@ func (h *hooks) syncingKind(gk schema.GroupKind) bool {
 	return h.p.syncing[gk] > 0
 }
 
-// upstream reports whether h's process runs controller-runtime's cache.
-func (h *hooks) upstream() bool {
+// hasCache reports whether h's process has its manager (and so its cache).
+func (h *hooks) hasCache() bool {
 	h.w.env.Lock()
 	defer h.w.env.Unlock()
-	return h.p.mgr != nil && h.p.mgr.Cache().Upstream()
+	return h.p.mgr != nil
 }
 
 // dead reports whether h's process crashed or restarted since h's

@@ -83,18 +83,6 @@ func (h *hooks) FirstList(gk schema.GroupKind) int64 {
 	return h.w.firstList(h.p, gk)
 }
 
-// Delivering withholds an event from the controller's handlers while an
-// event filter is in force on them, and notes it.
-func (h *hooks) Delivering(gk schema.GroupKind, ev store.Event) bool {
-	a := h.w.dropping(h.p, gk)
-	if a == nil {
-		return true
-	}
-	a.applied++
-	h.w.note(fmt.Sprintf("event dropped: %s %s rev %d not told to %s's handlers (%s)", ev.Type, ev.Key, ev.Rev, h.p.spec.Name, a.p.Describe()))
-	return false
-}
-
 // Relisting implements ctrlsim.Relister: the controller's view of gk
 // catches up by a relist once, after a WatchBreaker's window has closed,
 // if it had not reached the revision at which the window closed.

@@ -196,7 +196,6 @@ func (w *world) prepareInstant() {
 	w.elect()
 	w.adoptAll()
 	w.syncAll()
-	w.resyncDue()
 	// Upstream's goroutines act on what just happened (runnables
 	// started, watch events released) before the engine goes on.
 	w.settle()
@@ -211,17 +210,12 @@ func (w *world) prepareInstant() {
 // goroutines) and reports whether the run stops there instead, and why.
 func (w *world) idle(horizon time.Duration) (Stop, bool) {
 	wake, ok := w.nextWake()
-	// A resync wakes the run only before the horizon: a run with
-	// nothing else left is quiescent, as before (what resyncs
-	// after it would do is not simulated).
-	if rs, rok := w.nextResync(); rok && rs.Sub(w.start) <= horizon && (!ok || rs.Before(wake)) {
-		wake, ok = rs, true
-	}
-	if w.goroutines {
-		// Upstream's own goroutines may act at any time: the run
-		// is never quiescent, and the loop sleeps until its next
+	end := w.start.Add(horizon)
+	if w.goroutines || w.resyncBy(end) || w.rewatching() {
+		// Upstream's own goroutines may act at any time (client-go's
+		// informers resync, and relist after a broken watch, on timers
+		// of their own): the run is not quiescent, and the loop sleeps until its next
 		// wake, the horizon, or what they do, whichever is first.
-		end := w.start.Add(horizon)
 		if !ok || wake.After(end) {
 			wake = end
 		}
@@ -493,43 +487,40 @@ func (w *world) nextWake() (time.Time, bool) {
 	return best, found
 }
 
-// resyncDue resyncs the informers of each process whose sync period came
-// round (ctrlsim.Cache.Resync): every object of their views is delivered
-// again to upstream's handlers, which may queue requests. Processes
-// running controller-runtime's cache are not among them: client-go's
-// informers resync on their own timers (each informer's jittered period,
-// controller-runtime cache/internal/informers.go), inside the bubble.
-func (w *world) resyncDue() {
-	now := time.Now()
+// resyncBy reports whether a live process's informers may resync before
+// end: controller-runtime jitters each informer's resync period to 90-100%
+// of the cache's SyncPeriod, and client-go's reflector starts its timer
+// when the informer lists, after the cache started. A run with nothing
+// else to do is then not quiescent: the resync's deliveries wake the
+// controllers whose handlers queue what they hear again. The first time it
+// keeps a run from stopping, it says so in the trace.
+func (w *world) resyncBy(end time.Time) bool {
 	for _, p := range w.procs {
-		if p.crashed || p.mgr == nil || p.mgr.Cache().Upstream() || now.Before(p.nextResync) {
+		if p.crashed || p.mgr == nil || p.cacheStarted.IsZero() {
 			continue
 		}
 		period := p.mgr.SyncPeriod()
-		for !now.Before(p.nextResync) {
-			p.nextResync = p.nextResync.Add(period)
-		}
-		w.env.Lock()
-		n, err := p.mgr.Cache().Resync()
-		w.env.Unlock()
-		w.note(fmt.Sprintf("resync: %s's informers delivered their %d objects again (sync period %s)", p.spec.Name, n, period))
-		if err != nil {
-			w.note(fmt.Sprintf("%s: resync failed: %v", p.spec.Name, err))
-		}
-	}
-}
-
-// nextResync returns the earliest instant a process's informers resync.
-func (w *world) nextResync() (time.Time, bool) {
-	var best time.Time
-	found := false
-	for _, p := range w.procs {
-		if p.mgr == nil || p.crashed || p.mgr.Cache().Upstream() {
+		if p.cacheStarted.Add(period * 9 / 10).After(end) {
 			continue
 		}
-		if !found || p.nextResync.Before(best) {
-			best, found = p.nextResync, true
+		if !w.resyncNoted {
+			w.resyncNoted = true
+			w.note(fmt.Sprintf("informers resync: %s's cache resyncs every %s (each informer's period jittered to 90-100%%), within the horizon: the run waits for its resyncs until the horizon instead of stopping when no controller has work", p.spec.Name, period))
+		}
+		return true
+	}
+	return false
+}
+
+// rewatching reports whether a live process's informer is to list and
+// watch again after its watch broke (410 Expired): its reflector does so
+// after a backoff on a timer of its own, and what it lists reaches the
+// handlers then; until then the run is not quiescent.
+func (w *world) rewatching() bool {
+	for _, p := range w.procs {
+		if !p.crashed && p.mgr != nil && p.mgr.Cache().Rewatching() {
+			return true
 		}
 	}
-	return best, found
+	return false
 }

@@ -15,9 +15,7 @@ import (
 // perturb): at each of its choice points it asks the perturbations that
 // implement the matching capability — [ViewBound] when a controller's
 // informer may move, [WatchBreaker] when a view it held catches up (by a
-// relist), [EventFilter] when an event reaches handlers (no scenario
-// perturbation: the engine's tests),
-// [WriteFault] before a controller's write, [Scheduler] when it picks the
+// relist), [WriteFault] before a controller's write, [Scheduler] when it picks the
 // next controller, [Placer] before a search starts — and only while the
 // perturbation's window is open.
 //
@@ -72,14 +70,6 @@ type WatchBreaker interface {
 	ViewBound
 	// BreaksWatch marks the perturbation as a broken watch.
 	BreaksWatch()
-}
-
-// EventFilter keeps events from a controller's handlers: the informer's
-// cache moves, its handlers are not told.
-type EventFilter interface {
-	Perturbation
-	// Drops reports whether controller's handlers of gk miss events.
-	Drops(controller string, gk schema.GroupKind) bool
 }
 
 // WriteContext is a controller's write about to be made.

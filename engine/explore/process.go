@@ -81,15 +81,10 @@ func (w *world) startProcess(p *proc) error {
 		return err
 	}
 	p.mgr = mgr
-	p.nextResync = time.Now().Add(mgr.SyncPeriod())
 	p.standby = !p.electAt.IsZero() && p.successor == SuccessorStandby
 	p.successor, p.graceful = "", false
 	err = p.spec.Setup(p.ctx, mgr)
-	if !mgr.Cache().Upstream() {
-		p.standby = false
-	}
-	// With controller-runtime's cache the informers setup opened list
-	// only when the cache starts (after setup, on goroutines of their
+	// The informers setup opened list only when the cache starts (after setup, on goroutines of their
 	// own): a standby's stays set until it leads (elect), so every
 	// informer it runs before then is one that has run since the start.
 	if err != nil {
@@ -98,13 +93,11 @@ func (w *world) startProcess(p *proc) error {
 	if len(mgr.Controllers()) == 0 && !slices.ContainsFunc(mgr.Other(), func(r manager.Runnable) bool { return r != manager.Runnable(mgr.Cache()) }) {
 		return fmt.Errorf("controller %s: setup built no controller and added no runnable", p.spec.Name)
 	}
-	if mgr.Cache().Upstream() {
-		// After setup (its indexes go on informers not started yet), as
-		// controller-runtime's manager starts its caches, before any
-		// controller.
-		if err := w.startCache(p); err != nil {
-			return err
-		}
+	// After setup (its indexes go on informers not started yet), as
+	// controller-runtime's manager starts its caches, before any
+	// controller.
+	if err := w.startCache(p); err != nil {
+		return err
 	}
 	if restart {
 		// The restarted process builds its controllers again: each takes
@@ -285,7 +278,6 @@ func (w *world) adopt(p *proc) error {
 		adopted[cp] = true
 		fresh = append(fresh, c)
 	}
-	upstream := p.mgr.Cache().Upstream()
 	var qmu sync.Mutex // controller-runtime's cache: warm-ups run concurrently
 	start := func() error {
 		return p.mgr.StartControllers(p.ctx, func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
@@ -294,7 +286,7 @@ func (w *world) adopt(p *proc) error {
 			for _, c := range fresh {
 				if c.cap.Name == name && c.q == nil {
 					c.q = newQueue(w, c.name, rl)
-					c.q.held, c.q.proc = upstream, p
+					c.q.held, c.q.proc = true, p
 					return c.q
 				}
 			}
@@ -302,7 +294,7 @@ func (w *world) adopt(p *proc) error {
 		})
 	}
 	var err error
-	if upstream && len(fresh) > 0 {
+	if len(fresh) > 0 {
 		err = w.warmUp(p, start)
 	} else {
 		err = start()

@@ -99,14 +99,10 @@ func TestProcessSharedCache(t *testing.T) {
 				if len(mgrs) != 1 {
 					t.Fatalf("%d managers, want one for the process", len(mgrs))
 				}
-				var cms []*ctrlsim.Informer
-				for _, inf := range mgrs[0].Cache().Informers() {
-					if inf.GVK.Kind == "ConfigMap" {
-						cms = append(cms, inf)
-					}
-				}
-				if len(cms) != 1 || cms[0].Handlers() != 2 {
-					t.Fatalf("ConfigMap informers %d (handlers %v), want one shared by both controllers", len(cms), cms)
+				// One cache for the process: its ConfigMap informer, shared by
+				// both controllers' sources, watches once.
+				if kinds := mgrs[0].Cache().Kinds(); len(kinds) != 1 || kinds[0] != cmGK {
+					t.Fatalf("watched kinds %v, want the one ConfigMap informer both controllers share", kinds)
 				}
 				dep := find(r.Final, "ConfigMap", "app-deploy")
 				if dep == nil {
@@ -388,12 +384,18 @@ func TestBlockingReconcileYields(t *testing.T) {
 					if g := strings.Join(got, " "); g != tc.want {
 						t.Errorf("steps %q\nwant  %q", g, tc.want)
 					}
+					// The batcher's first step starts when the controllers do
+					// (once their caches have synced).
+					t0, err := time.ParseDuration(tr.Steps[0].T)
+					if err != nil {
+						t.Fatal(err)
+					}
 					for _, st := range tr.Steps {
-						if st.Controller == "ticker" && st.T != "0s" {
-							t.Errorf("ticker step %d at %s: it should run while the batcher sleeps, at 0s", st.Step, st.T)
+						if st.Controller == "ticker" && st.T != t0.String() {
+							t.Errorf("ticker step %d at %s: it should run while the batcher sleeps, at %s", st.Step, st.T, t0)
 						}
-						if st.Resumes == 1 && st.T != "10s" {
-							t.Errorf("resumed step %d at %s, want 10s (the batcher's timer)", st.Step, st.T)
+						if st.Resumes == 1 && st.T != (t0+10*time.Second).String() {
+							t.Errorf("resumed step %d at %s, want %s (the batcher's timer)", st.Step, st.T, t0+10*time.Second)
 						}
 					}
 					p := find(r.Final, "ConfigMap", "provisioned")
@@ -409,21 +411,28 @@ func TestBlockingReconcileYields(t *testing.T) {
 	}
 }
 
-// TestResync: a process's informers resync every SyncPeriod, delivering
-// every object again to upstream's handlers: an object whose ADDED event
-// the Ticker's handlers never heard (dropped for the first 30s) is
-// reconciled at the first resync (1m); with controller-runtime's default
-// period (10h) nothing heals it within the 3m horizon. A run whose only
-// wake left is a resync after its horizon is quiescent, as before.
+// TestResync: a process's informers (client-go's, under
+// controller-runtime's cache) resync every SyncPeriod, jittered by
+// controller-runtime to 90-100% of it per informer: every object is
+// delivered again to upstream's handlers, which wake the Ticker (a read,
+// no write, its limit reached). A run with nothing else left waits for
+// them until its horizon. The reflector's resync timer starts before the
+// source registers its handler, so at the timer's first tick the handler
+// is not due yet (client-go's sharedProcessor.shouldResync), and the
+// first resync comes at the second tick, then one every tick. With a 1m
+// period the Ticker, done at 10s, runs again twice within 3m; with
+// controller-runtime's default (10h) never, and the run is quiescent.
 func TestResync(t *testing.T) {
 	cases := []struct {
-		name      string
-		period    time.Duration
-		wantCount string // "" = never reconciled
-		wantNote  bool
+		name   string
+		period time.Duration
+		// later: the steps after the burst at 10s, the first within
+		// (1.8, 2]*period of the start, the next one jittered period on.
+		later int
+		stop  explore.Stop
 	}{
-		{"sync period 1m", time.Minute, "3", true},
-		{"default 10h", 0, "", false},
+		{"sync period 1m", time.Minute, 2, explore.StopHorizon},
+		{"default 10h", 0, 0, explore.StopQuiescent},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -438,37 +447,38 @@ func TestResync(t *testing.T) {
 						Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
 							return (&sample.Ticker{Client: mgr.GetClient(), Limit: 3}).SetupWithManager(mgr)
 						}}},
-					Actions:       []explore.Action{{Name: "create tick", At: explore.Trigger{Time: &at}, Op: "create", Obj: tick}},
-					Perturbations: []explore.Perturbation{perturb.DropEvents{Controller: "ticker", Kind: schema.GroupKind{Kind: "ConfigMap"}, Win: explore.Window{For: 30 * time.Second}}},
-					Horizon:       3 * time.Minute,
+					Actions: []explore.Action{{Name: "create tick", At: explore.Trigger{Time: &at}, Op: "create", Obj: tick}},
+					Horizon: 3 * time.Minute,
 				}
 				r, tr := runTrace(t, cfg)
 				got := ""
 				if cm := find(r.Final, "ConfigMap", "tick"); cm != nil {
 					got, _, _ = unstructured.NestedString(cm.Object, "data", "count")
 				}
-				if got != tc.wantCount {
-					t.Errorf("count %q, want %q", got, tc.wantCount)
+				if got != "3" {
+					t.Errorf("count %q, want 3", got)
 				}
-				note := false
-				for _, n := range tr.Notes {
-					note = note || strings.HasPrefix(n.Text, "resync: ticker's informers delivered their 1 objects again (sync period 1m0s)")
-				}
-				if note != tc.wantNote {
-					t.Errorf("resync note %v, want %v", note, tc.wantNote)
-				}
-				// Nothing ran before the first resync; each later resync
-				// (2m, 3m) wakes the Ticker again (a read, no write).
-				var times []string
+				var later []time.Duration
 				for _, st := range tr.Steps {
-					times = append(times, st.T)
+					d, err := time.ParseDuration(st.T)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d > at {
+						later = append(later, d)
+					}
 				}
-				want := ""
-				if tc.wantNote {
-					want = "1m0s 1m0s 1m0s 1m0s 2m0s 3m0s"
+				if len(later) != tc.later {
+					t.Fatalf("steps after the burst at %v, want %d", later, tc.later)
 				}
-				if got := strings.Join(times, " "); got != want {
-					t.Errorf("steps at %q, want %q", got, want)
+				for k, d := range later {
+					lo, hi := time.Duration(k+2)*tc.period*9/10, time.Duration(k+2)*tc.period+time.Second
+					if d <= lo || d > hi {
+						t.Errorf("resync step %d at %v, want in (%v, %v]", k+1, d, lo, hi)
+					}
+				}
+				if r.Stop != tc.stop {
+					t.Errorf("stop %s, want %s", r.Stop, tc.stop)
 				}
 			})
 		})

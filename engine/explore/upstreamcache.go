@@ -113,7 +113,7 @@ func (w *world) releaseFrames() bool {
 		w.commitAdds()
 		released := false
 		for _, p := range w.procs {
-			if p.mgr != nil && p.mgr.Cache().Upstream() && p.mgr.Cache().ReleaseNext() {
+			if p.mgr != nil && p.mgr.Cache().ReleaseNext() {
 				released = true
 				break
 			}
@@ -127,14 +127,12 @@ func (w *world) releaseFrames() bool {
 	}
 }
 
-// deliverUpstream moves p's views, if p runs controller-runtime's cache,
-// to what they may show now and lets the frames through (releaseFrames):
-// before a Reconcile that slept acts again, as in production a watch
-// event reaches the informer milliseconds after the write, well within a
-// retry's backoff. Views of processes running the restated cache move at
-// their reads instead (ctrlsim.Cache.Sync in a cached read).
+// deliverUpstream moves p's views to what they may show now and lets the
+// frames through (releaseFrames): before a Reconcile that slept acts
+// again, as in production a watch event reaches the informer milliseconds
+// after the write, well within a retry's backoff.
 func (w *world) deliverUpstream(p *proc) {
-	if p.mgr == nil || !p.mgr.Cache().Upstream() {
+	if p.mgr == nil {
 		return
 	}
 	w.syncProc(p)
@@ -148,6 +146,7 @@ func (w *world) startCache(p *proc) error {
 		return fmt.Errorf("process %s runs controller-runtime's cache, whose informers are goroutines: it runs only inside a synctest bubble", p.spec.Name)
 	}
 	c, ctx := p.mgr.Cache(), p.ctx
+	p.cacheStarted = time.Now()
 	go func() {
 		defer func() {
 			if v := recover(); v != nil {

@@ -24,23 +24,20 @@ import (
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
-// withUpstreamCache gives every process of cfg controller-runtime's own
-// cache (ctrlsim.ManagerOptions.UpstreamCache).
-func withUpstreamCache(cfg *explore.Config) *explore.Config {
-	for i := range cfg.Controllers {
-		cfg.Controllers[i].Manager.UpstreamCache = &cache.Options{}
-	}
-	return cfg
-}
-
-// TestUpstreamCacheTriggers is TestTriggers with controller-runtime's own
-// cache: the same events wake the sample controller through client-go's
-// informers, and the run is the same run twice.
-func TestUpstreamCacheTriggers(t *testing.T) {
+// TestTriggers drives the sample controller, wired through its own
+// SetupWithManager (For with predicates, Owns, Watches with a field index),
+// and checks which events wake it through controller-runtime's cache and
+// client-go's informers, as in production; the run is the same run twice.
+// 200ms: the initial add of d, then the ConfigMap it created wakes it
+// through Owns. Its own status patch and the labels-only change at 10s are
+// filtered by the predicates. 20s: the Secret change arrives through the
+// field index, and the ConfigMap update it makes wakes it once more
+// through Owns; 30s: the same for the tampered ConfigMap.
+func TestTriggers(t *testing.T) {
 	var traces [][]byte
 	for range 2 {
 		enginetest.Bubble(t, 1, func(t *testing.T) {
-			cfg := withUpstreamCache(triggersConfig(t, nil))
+			cfg := triggersConfig(t, nil)
 			r, err := explore.Run(t.Context(), cfg, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -100,7 +97,7 @@ func (r *secretToucher) Reconcile(ctx context.Context, req reconcile.Request) (r
 func TestUpstreamHandlerReadsGated(t *testing.T) {
 	for seed := range int64(5) {
 		enginetest.Bubble(t, seed, func(t *testing.T) {
-			cfg := withUpstreamCache(mirrorConfig(t, nil))
+			cfg := mirrorConfig(t, nil)
 			setup := cfg.Controllers[0].Setup
 			cfg.Controllers[0].Setup = func(ctx context.Context, mgr *ctrlsim.Manager) error {
 				if err := setup(ctx, mgr); err != nil {
@@ -206,21 +203,4 @@ func TestSyncInReconcile(t *testing.T) {
 	if !bytes.Equal(traces[0], traces[1]) {
 		t.Fatalf("traces differ:\n%s\n---\n%s", traces[0], traces[1])
 	}
-}
-
-// TestUpstreamNoRestatedResync: a process on controller-runtime's cache
-// is resynced by client-go's own timers, never by the engine's restated
-// resync (which would note delivering nothing, and wake the loop for it).
-func TestUpstreamNoRestatedResync(t *testing.T) {
-	enginetest.Bubble(t, 1, func(t *testing.T) {
-		cfg := withUpstreamCache(mirrorConfig(t, nil))
-		cfg.Controllers[0].Manager.SyncPeriod = 20 * time.Second
-		r, err := explore.Run(t.Context(), cfg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out := r.Finish(nil, nil); bytes.Contains(out, []byte("resync: ")) {
-			t.Fatalf("the engine's resync ran on controller-runtime's cache:\n%s", out)
-		}
-	})
 }

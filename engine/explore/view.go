@@ -80,16 +80,6 @@ func (w *world) firstList(p *proc, gk schema.GroupKind) int64 {
 	return cur
 }
 
-// dropping returns the event filter in force on c's handlers of gk, if any.
-func (w *world) dropping(p *proc, gk schema.GroupKind) *active {
-	for _, a := range w.active {
-		if ef, ok := a.p.(EventFilter); ok && a.inForce() && ef.Drops(p.spec.Name, gk) {
-			return a
-		}
-	}
-	return nil
-}
-
 // syncAll brings every informer of every controller up to its view.
 func (w *world) syncAll() {
 	for _, p := range w.procs {

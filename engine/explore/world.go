@@ -40,9 +40,6 @@ type proc struct {
 	crashedOutside bool
 	crashedBy      string
 	crashes        int
-	// nextResync is when its informers resync next (its manager's
-	// SyncPeriod after its start, then every period).
-	nextResync time.Time
 	// gen counts the process's starts: a flight from an earlier generation
 	// belongs to a process that no longer exists.
 	gen int
@@ -55,8 +52,11 @@ type proc struct {
 	// set while a standby successor's setup runs (its informers have run
 	// since the start: no first list).
 	electedAt, electAt time.Time
-	successor          string
-	graceful, standby  bool
+	// cacheStarted is when the process's cache started: its informers'
+	// resync timers run from about then (resyncBy).
+	cacheStarted      time.Time
+	successor         string
+	graceful, standby bool
 	// syncing counts, per kind, the Reconciles of this process syncing an
 	// informer of that kind themselves (ctrlsim.InformerSyncer); guarded
 	// by the gate's lock.
@@ -147,6 +147,9 @@ type world struct {
 	// their panics and errors wait here for the loop to record them.
 	goroutines bool
 	kick       chan struct{}
+	// resyncNoted: resyncBy has said in the trace that the run waits for
+	// informer resyncs.
+	resyncNoted bool
 	// pending: Adds held for the next quiescent point (upstreamcache.go).
 	pending        pendingAdds
 	runnablePanics []oracle.PanicRecord
@@ -368,14 +371,6 @@ func (w *world) sleepUntil(t time.Time) {
 // settle lets the goroutines upstream started run until each blocks, and
 // records what they left: panics and errors.
 func (w *world) settle() {
-	for _, p := range w.procs {
-		if p.mgr.Cache().Watches() && !p.mgr.Cache().Upstream() {
-			// client-go reflectors consume watch streams on goroutines
-			// of their own: release what the views let through.
-			w.goroutines = true
-			p.mgr.Cache().FlushWatches()
-		}
-	}
 	if !w.goroutines && !w.bubble {
 		return
 	}

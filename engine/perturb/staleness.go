@@ -104,17 +104,15 @@ func newStaleness(s *Spec) (explore.Perturbation, error) {
 }
 
 // Staleness holds back Controller's informer view of Kind while its window
-// is open. The production mechanism, for a process running
-// controller-runtime's own cache (ctrlsim.ManagerOptions.UpstreamCache):
-// the kind's watch stream to that process is delayed (its events reach the
+// is open. The production mechanism (every process runs
+// controller-runtime's own cache): the kind's watch stream to that process is delayed (its events reach the
 // informer Lag after the writes that made them, or not until the window
 // closes), as a slow or congested watch, an overloaded API server or a
 // lagging watch cache delivers them; the informer, its indexer and its
 // handlers are client-go's and see only what the stream delivered, and a
 // watch opened meanwhile starts at the held revision where the server's
 // release lists from a lagging watch cache (a LIST at resourceVersion 0)
-// and at the present where it serves watch-lists. For the restated cache
-// the engine holds the view itself, with the same reads and deliveries.
+// and at the present where it serves watch-lists.
 type Staleness struct {
 	Controller string
 	Kind       schema.GroupKind
