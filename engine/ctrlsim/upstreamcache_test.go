@@ -82,12 +82,11 @@ func inBubble(t *testing.T, fn func(t *testing.T)) {
 	enginetest.Bubble(t, 1, fn)
 }
 
-// TestUpstreamIndexedListUnstructured: TestIndexedListUnstructured on
-// controller-runtime's cache: a field index registered with an
-// unstructured object of a custom resource not in the scheme serves a
-// cached List in that form; a typed index does not serve a metadata
-// List. Both caches agree.
-func TestUpstreamIndexedListUnstructured(t *testing.T) {
+// TestIndexedListUnstructured: on controller-runtime's cache, a field
+// index registered with an unstructured object of a custom resource not
+// in the scheme serves a cached List in that form; a typed index does not
+// serve a metadata List.
+func TestIndexedListUnstructured(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		f := newFixture(t, ctrlsim.ManagerOptions{UpstreamCache: &cache.Options{}})
 		ctx := bounded(t)
@@ -152,11 +151,11 @@ func TestUpstreamIndexedListUnstructured(t *testing.T) {
 	})
 }
 
-// TestUpstreamListKeyOrder: a List read from controller-runtime's cache
+// TestListKeyOrder: a List read from controller-runtime's cache
 // comes in key order, every time, in every form. Its indexer is a Go map:
 // unsorted, two reads of 40 objects in the same order are a 1-in-40!
 // coincidence, so the test fails on an unsorted cache.
-func TestUpstreamListKeyOrder(t *testing.T) {
+func TestListKeyOrder(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		f := newFixture(t, ctrlsim.ManagerOptions{UpstreamCache: &cache.Options{}})
 		ctx := bounded(t)

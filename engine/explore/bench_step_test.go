@@ -15,10 +15,15 @@ package explore_test
 // BenchmarkStepRead: a step whose reconcile only reads (sample.Reader, one
 // cached Get). Target: at most 15 µs.
 //
-// The set-up's garbage is collected before the timer starts (startTimer),
+// The set-up's garbage is collected before the clock starts (startClock),
 // so that a step is not charged with collecting what booting the store
 // left: with 20,000 objects created through the server, that was a third
 // of a reading step's measured time.
+//
+// Each body runs inside a synctest bubble in a child process of the test
+// binary (enginetest.InChild; every process runs controller-runtime's
+// cache, whose informers need the bubble); its figures are real time,
+// measured from the operating system's clock.
 //
 // BenchmarkSearchMemory: bytes still reachable per run after 1,000 runs
 // whose results are all kept (what a DFS or random search holds).
@@ -31,8 +36,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -66,74 +69,101 @@ func secrets(n int) []*unstructured.Unstructured {
 	return out
 }
 
-// startTimer collects the set-up's garbage, then starts b's timer.
-func startTimer(b *testing.B) func() {
+// startClock collects the set-up's garbage, then starts m's clock.
+func startClock(m *enginetest.Meter) func() {
 	return func() {
 		runtime.GC()
-		b.StartTimer()
+		m.Start()
 	}
 }
+
+// bubbleBenches are the bodies the benchmarks of this package run in a
+// child process (TestBenchChild).
+var bubbleBenches = map[string]enginetest.BenchBody{
+	"step/store=100":        benchStep(100),
+	"step/store=10000":      benchStep(10000),
+	"step-read":             benchStepRead,
+	"search-memory":         benchSearchMemory,
+	"mirror/deployments=1":  benchReconcileStep(1),
+	"mirror/deployments=20": benchReconcileStep(20),
+}
+
+// TestBenchChild is a benchmark's child process (enginetest.InChild);
+// skipped otherwise.
+func TestBenchChild(t *testing.T) { enginetest.RunBenchChild(t, bubbleBenches) }
 
 func BenchmarkStep(b *testing.B) {
 	for _, n := range []int{100, 10000} {
 		b.Run(fmt.Sprintf("store=%d", n), func(b *testing.B) {
-			s := enginetest.Scheme(b)
-			objs := append(secrets(n), configMap("tick", map[string]any{"count": "0"}))
-			b.StopTimer()
-			cfg := &explore.Config{
-				Scenario: "bench-step",
-				Cluster:  explore.Cluster{Scheme: s},
-				Controllers: []explore.Controller{{Name: "ticker", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
-					return (&sample.Ticker{Client: mgr.GetClient(), Limit: b.N, OnFirst: startTimer(b)}).SetupWithManager(mgr)
-				}}},
-				Objects:  objs,
-				MaxSteps: b.N + 10,
-				Horizon:  time.Hour,
-			}
-			r, err := explore.Run(b.Context(), cfg, nil)
-			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if r.Steps != b.N+1 || r.Writes["ticker"] != b.N {
-				b.Fatalf("%d steps, %d writes; want %d writing steps and a last one that writes nothing", r.Steps, r.Writes["ticker"], b.N)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
+			enginetest.InChild(b, "TestBenchChild", fmt.Sprintf("step/store=%d", n))
 		})
 	}
 }
 
+func benchStep(stored int) enginetest.BenchBody {
+	return func(t *testing.T, n int, m *enginetest.Meter) {
+		s := enginetest.Scheme(t)
+		objs := append(secrets(stored), configMap("tick", map[string]any{"count": "0"}))
+		cfg := &explore.Config{
+			Scenario: "bench-step",
+			Cluster:  explore.Cluster{Scheme: s},
+			Controllers: []explore.Controller{{Name: "ticker", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+				return (&sample.Ticker{Client: mgr.GetClient(), Limit: n, OnFirst: startClock(m)}).SetupWithManager(mgr)
+			}}},
+			Objects:  objs,
+			MaxSteps: n + 10,
+			Horizon:  time.Hour,
+		}
+		r, err := explore.Run(t.Context(), cfg, nil)
+		m.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Steps != n+1 || r.Writes["ticker"] != n {
+			t.Fatalf("%d steps, %d writes; want %d writing steps and a last one that writes nothing", r.Steps, r.Writes["ticker"], n)
+		}
+		m.PerOp("ns/step")
+	}
+}
+
 func BenchmarkStepRead(b *testing.B) {
-	s := enginetest.Scheme(b)
+	enginetest.InChild(b, "TestBenchChild", "step-read")
+}
+
+func benchStepRead(t *testing.T, n int, m *enginetest.Meter) {
+	s := enginetest.Scheme(t)
 	var objs []*unstructured.Unstructured
-	for i := range b.N {
+	for i := range n {
 		objs = append(objs, configMap(fmt.Sprintf("read-%07d", i), map[string]any{"k": "v"}))
 	}
-	b.StopTimer()
 	cfg := &explore.Config{
 		Scenario: "bench-step-read",
 		Cluster:  explore.Cluster{Scheme: s},
 		Controllers: []explore.Controller{{Name: "reader", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
-			return (&sample.Reader{Client: mgr.GetClient(), OnFirst: startTimer(b)}).SetupWithManager(mgr)
+			return (&sample.Reader{Client: mgr.GetClient(), OnFirst: startClock(m)}).SetupWithManager(mgr)
 		}}},
 		Objects:  objs,
-		MaxSteps: b.N + 10,
+		MaxSteps: n + 10,
 		Horizon:  time.Hour,
 	}
-	r, err := explore.Run(b.Context(), cfg, nil)
-	b.StopTimer()
+	r, err := explore.Run(t.Context(), cfg, nil)
+	m.Stop()
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	if r.Steps != b.N || len(r.WriteLog) != 0 {
-		b.Fatalf("%d steps, %d writes; want %d read-only steps", r.Steps, len(r.WriteLog), b.N)
+	if r.Steps != n || len(r.WriteLog) != 0 {
+		t.Fatalf("%d steps, %d writes; want %d read-only steps", r.Steps, len(r.WriteLog), n)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
+	m.PerOp("ns/step")
 }
 
 func BenchmarkSearchMemory(b *testing.B) {
+	enginetest.InChild(b, "TestBenchChild", "search-memory")
+}
+
+func benchSearchMemory(t *testing.T, n int, m *enginetest.Meter) {
 	const runs = 1000
-	s := enginetest.Scheme(b)
+	s := enginetest.Scheme(t)
 	cfg := &explore.Config{
 		Scenario: "bench-search-memory",
 		Cluster:  explore.Cluster{Scheme: s},
@@ -144,15 +174,15 @@ func BenchmarkSearchMemory(b *testing.B) {
 		Horizon: time.Minute,
 	}
 	var perRun float64
-	for range b.N {
+	for range n {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		kept := make([]*explore.Result, 0, runs)
 		for range runs {
-			r, err := explore.Run(b.Context(), cfg, nil)
+			r, err := explore.Run(t.Context(), cfg, nil)
 			if err != nil {
-				b.Fatal(err)
+				t.Fatal(err)
 			}
 			kept = append(kept, r)
 		}
@@ -161,8 +191,5 @@ func BenchmarkSearchMemory(b *testing.B) {
 		perRun = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / runs
 		runtime.KeepAlive(kept)
 	}
-	b.ReportMetric(perRun, "B/run")
+	m.Report(perRun, "B/run")
 }
-
-var _ = corev1.ConfigMap{}
-var _ = metav1.ObjectMeta{}

@@ -35,10 +35,10 @@ package explore_test
 // above). The run's fixed cost is separated out by comparing the two sizes:
 // (ns/op at N=20 - ns/op at N=1) / (40 - 2) is the marginal cost of one
 // engine step; it grows with the number of objects, because every step
-// snapshots and hashes the whole cluster state. These run
-// outside a synctest bubble (enginetest.Bubble needs a *testing.T), on the
-// real clock: Mirror never sleeps or requeues with a delay, so no real time
-// is spent waiting.
+// snapshots and hashes the whole cluster state. BenchmarkReconcileStep's
+// runs are made inside a synctest bubble in a child process
+// (enginetest.InChild, bench_step_test.go), timed on the real clock;
+// BenchmarkFakeClientReconcile needs no bubble.
 
 import (
 	"context"
@@ -74,7 +74,9 @@ func benchObjects(n int) []client.Object {
 		out = append(out, &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d-%02d", i), Namespace: "default",
 				Annotations: map[string]string{sample.SecretAnnotation: fmt.Sprintf("s-%02d", i)}},
-			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "example.invalid/main:1"}}}}},
 		})
 	}
 	return out
@@ -83,39 +85,46 @@ func benchObjects(n int) []client.Object {
 func BenchmarkReconcileStep(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("deployments=%d", n), func(b *testing.B) {
-			s := enginetest.Scheme(b)
-			var typed []runtime.Object
-			for _, o := range benchObjects(n) {
-				typed = append(typed, o)
-			}
-			objs := enginetest.Unstructured(b, s, typed...)
-			steps := 0
-			b.ResetTimer()
-			for range b.N {
-				cfg := &explore.Config{
-					Scenario: "bench-mirror",
-					Cluster:  explore.Cluster{Scheme: s},
-					Controllers: []explore.Controller{{Name: "mirror", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
-						return (&sample.Mirror{Client: mgr.GetClient()}).SetupWithManager(mgr)
-					}}},
-					Objects: objs,
-					Horizon: time.Minute,
-				}
-				r, err := explore.Run(b.Context(), cfg, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if r.Stop != "quiescent" || r.Steps != 2*n || len(r.Panics) != 0 {
-					b.Fatalf("run: stop %s after %d steps (want quiescent after %d), %d panics", r.Stop, r.Steps, 2*n, len(r.Panics))
-				}
-				steps += r.Steps
-			}
-			b.StopTimer()
-			ns := float64(b.Elapsed().Nanoseconds())
-			b.ReportMetric(float64(steps)/float64(b.N), "steps/op")
-			b.ReportMetric(ns/float64(steps), "ns/step")
-			b.ReportMetric(float64(steps)/(ns/1e9), "steps/s")
+			enginetest.InChild(b, "TestBenchChild", fmt.Sprintf("mirror/deployments=%d", n))
 		})
+	}
+}
+
+// benchReconcileStep runs the Mirror over n Deployments, once per
+// operation (BenchmarkReconcileStep).
+func benchReconcileStep(deployments int) enginetest.BenchBody {
+	return func(t *testing.T, ops int, m *enginetest.Meter) {
+		s := enginetest.Scheme(t)
+		var typed []runtime.Object
+		for _, o := range benchObjects(deployments) {
+			typed = append(typed, o)
+		}
+		objs := enginetest.Unstructured(t, s, typed...)
+		steps := 0
+		m.Start()
+		for range ops {
+			cfg := &explore.Config{
+				Scenario: "bench-mirror",
+				Cluster:  explore.Cluster{Scheme: s},
+				Controllers: []explore.Controller{{Name: "mirror", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+					return (&sample.Mirror{Client: mgr.GetClient()}).SetupWithManager(mgr)
+				}}},
+				Objects: objs,
+				Horizon: time.Minute,
+			}
+			r, err := explore.Run(t.Context(), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Stop != "quiescent" || r.Steps != 2*deployments || len(r.Panics) != 0 {
+				t.Fatalf("run: stop %s after %d steps (want quiescent after %d), %d panics", r.Stop, r.Steps, 2*deployments, len(r.Panics))
+			}
+			steps += r.Steps
+		}
+		m.Stop()
+		m.Report(float64(steps)/float64(ops), "steps/op")
+		m.Report(m.Elapsed()/float64(steps), "ns/step")
+		m.Report(float64(steps)/(m.Elapsed()/1e9), "steps/s")
 	}
 }
 
