@@ -36,13 +36,9 @@ import (
 	kwokoptions "sigs.k8s.io/karpenter/kwok/options"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
-	"sigs.k8s.io/karpenter/pkg/controllers"
-	"sigs.k8s.io/karpenter/pkg/controllers/node/health"
 	"sigs.k8s.io/karpenter/pkg/controllers/nodeoverlay"
-	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/operator/options"
-	"sigs.k8s.io/karpenter/pkg/state/prediction"
 
 	ctrlbugs "github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/apiserver"
@@ -61,16 +57,6 @@ const (
 	ProcessScheduler = "kube-scheduler"
 	ProcessKubelet   = "kubelet"
 )
-
-// crds are the CRDs the kwok chart installs (kwok/charts/crds, the same
-// files as pkg/apis/crds) and the kwok NodeClass's (kwok/apis/crds).
-var crds = []struct{ dir, file string }{
-	{"pkg/apis/crds", "karpenter.sh_nodepools.yaml"},
-	{"pkg/apis/crds", "karpenter.sh_nodeclaims.yaml"},
-	{"pkg/apis/crds", "karpenter.sh_nodeoverlays.yaml"},
-	{"pkg/apis/crds", "autoscaling.x-k8s.io_capacitybuffers.yaml"},
-	{"kwok/apis/crds", "karpenter.kwok.sh_kwoknodeclasses.yaml"},
-}
 
 // instanceTypesFile is the kwok provider's instance types
 // (--instance-types-file-path): a few types small enough that a
@@ -103,10 +89,7 @@ func Project() (*ctrlbugs.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	var gates []explore.Gate
-	for _, g := range options.KarpenterFeatureGates {
-		gates = append(gates, explore.Gate{Name: g.Name, Default: g.Default})
-	}
+	gates := featureGates()
 	install := func(srv *apiserver.Server) error {
 		for _, c := range crds {
 			if err := srv.InstallCRDFile(filepath.Join(up.Dir, c.dir, c.file)); err != nil {
@@ -143,8 +126,7 @@ func Project() (*ctrlbugs.Project, error) {
 				Name:        ProcessKarpenter,
 				Setup:       SetupKarpenter,
 				BaseContext: opts.baseContext,
-				// options.go:154 KarpenterFeatureGates, passed as
-				// --feature-gates (options.go:237, ParseFeatureGates).
+				// upstream.go: featureGates.
 				KnownGates: gates,
 				// operator.go:187-194: LeaderElection on unless
 				// --disable-leader-election (false by default,
@@ -303,7 +285,6 @@ func SetupKarpenter(ctx context.Context, mgr *ctrlsim.Manager) error {
 	}
 	recorder := events.NewRecorder(mgr.GetEventRecorderFor("karpenter")) //nolint:staticcheck // as operator.go:265
 	instanceTypeStore := nodeoverlay.NewInstanceTypeStore()
-	predictionStore := prediction.NewStore()
 
 	instanceTypes, err := kwok.ConstructInstanceTypes(ctx)
 	if err != nil {
@@ -311,13 +292,10 @@ func SetupKarpenter(ctx context.Context, mgr *ctrlsim.Manager) error {
 	}
 	undecorated := kwok.NewCloudProvider(ctx, kubeClient, instanceTypes)
 	cloudProvider := overlay.Decorate(undecorated, kubeClient, instanceTypeStore)
-	repairPolicyMatcher, err := health.NewRepairPolicyMatcher(ctx, cloudProvider)
+	ctrls, err := newControllers(ctx, mgr, clk, kubeClient, recorder, cloudProvider, undecorated, instanceTypeStore)
 	if err != nil {
 		return err
 	}
-	cluster := state.NewCluster(clk, kubeClient, cloudProvider, state.WithRepairPolicyMatcher(repairPolicyMatcher))
-	ctrls := controllers.NewControllers(ctx, mgr, clk, kubeClient, recorder, cloudProvider, undecorated,
-		cluster, instanceTypeStore, predictionStore)
 	if pinCaches(ctrls, recorder) == 0 {
 		return errors.New("karpenter harness: no go-cache cache found in what setup built (pin.go): upstream changed where it keeps them")
 	}
