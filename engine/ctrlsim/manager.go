@@ -133,19 +133,17 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 	if opts.UpstreamCache != nil {
 		co = *opts.UpstreamCache
 	}
-	{
-		co.Scheme, co.Mapper, co.HTTPClient = env.Scheme, env.Server.RESTMapper(), m.GetHTTPClient()
-		if co.SyncPeriod == nil {
-			co.SyncPeriod = ptr.To(m.syncPeriod)
-		}
-		m.syncPeriod = *co.SyncPeriod
-		up, err := cache.New(m.GetConfig(), co)
-		if err != nil {
-			return nil, fmt.Errorf("ctrlsim: controller-runtime's cache: %w", err)
-		}
-		m.cache.up = up
-		m.other = append(m.other, m.cache)
+	co.Scheme, co.Mapper, co.HTTPClient = env.Scheme, env.Server.RESTMapper(), m.GetHTTPClient()
+	if co.SyncPeriod == nil {
+		co.SyncPeriod = ptr.To(m.syncPeriod)
 	}
+	m.syncPeriod = *co.SyncPeriod
+	up, err := cache.New(m.GetConfig(), co)
+	if err != nil {
+		return nil, fmt.Errorf("ctrlsim: controller-runtime's cache: %w", err)
+	}
+	m.cache.up = up
+	m.other = append(m.other, m.cache)
 	return m, nil
 }
 

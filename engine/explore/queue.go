@@ -21,8 +21,9 @@ type queue struct {
 	waiting    map[reconcile.Request]time.Time
 	shutdown   bool
 	digest     seqHash // of items, in order
-	// held: Adds from upstream's goroutines wait for the next quiescent
-	// point (the process runs controller-runtime's cache; upstreamcache.go).
+	// held: Adds from upstream's goroutines (client-go's listeners) wait
+	// for the next quiescent point (upstreamcache.go); set on the queues of
+	// the controllers upstream's setup built.
 	held bool
 	proc *proc // the process of a held queue
 }
