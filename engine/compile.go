@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,12 +59,27 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 		if !ok {
 			return nil, nil, errf(fmt.Sprintf("controllers[%d]", i), "project %s has no controller %q", p.Name, name)
 		}
-		if v, ok := scn.ReconcileDuration[name]; ok {
-			lo, hi, err := scenario.ParseReconcileDuration(v)
-			if err != nil {
-				return nil, nil, errf("reconcileDuration."+name, "%v", err)
+		for _, key := range slices.Sorted(maps.Keys(scn.ReconcileDuration)) {
+			proc, _, perController := strings.Cut(key, "/")
+			if proc != name {
+				continue
 			}
-			c.ReconcileDuration = explore.ReconcileDuration{Min: lo, Max: hi}
+			lo, hi, err := scenario.ParseReconcileDuration(scn.ReconcileDuration[key])
+			if err != nil {
+				return nil, nil, errf("reconcileDuration."+key, "%v", err)
+			}
+			d := explore.ReconcileDuration{Min: lo, Max: hi}
+			if !perController {
+				c.ReconcileDuration = d
+				continue
+			}
+			// The harness's map is shared by every compile: copied.
+			cd := maps.Clone(c.ControllerDurations)
+			if cd == nil {
+				cd = map[string]explore.ReconcileDuration{}
+			}
+			cd[key] = d
+			c.ControllerDurations = cd
 		}
 		if g, ok := scn.FeatureGates[name]; ok {
 			known := map[string]bool{}

@@ -200,3 +200,123 @@ func TestReconcileDuration(t *testing.T) {
 		}
 	}
 }
+
+// twoControllerProject is stepperProject's process with a second
+// controller beside the stepper (over Secrets; it never writes): the
+// trace names them "stepper/stepper" and "stepper/other".
+func twoControllerProject(t *testing.T) *engine.Project {
+	p := stepperProject(t)
+	setup := p.Controllers[0].Setup
+	p.Controllers[0].Setup = func(ctx context.Context, mgr *ctrlsim.Manager) error {
+		if err := setup(ctx, mgr); err != nil {
+			return err
+		}
+		return ctrl.NewControllerManagedBy(mgr).Named("other").For(&corev1.Secret{}).Complete(reconcile.Func(
+			func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil }))
+	}
+	return p
+}
+
+// TestReconcileDurationPerController: a duration keyed
+// "<process>/<controller>" applies to that controller alone and overrides
+// the process's; the header records it under that key; a key naming a
+// controller the process never runs fails the run, naming the field and
+// the controllers it ran; a malformed key is a validation error.
+func TestReconcileDurationPerController(t *testing.T) {
+	cases := []struct {
+		name   string
+		block  string
+		gap    time.Duration // between the stepper's consecutive writes
+		header map[string]string
+	}{
+		{name: "controller", block: `"reconcileDuration": {"stepper/stepper": "100ms"},`, gap: 100 * time.Millisecond,
+			header: map[string]string{"stepper/stepper": "100ms"}},
+		{name: "other-controller", block: `"reconcileDuration": {"stepper/other": "100ms"},`, gap: 0,
+			header: map[string]string{"stepper/other": "100ms"}},
+		{name: "override", block: `"reconcileDuration": {"stepper": "100ms", "stepper/stepper": "0s"},`, gap: 0,
+			header: map[string]string{"stepper": "100ms"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			scn, err := scenario.Decode("stepper.json", []byte(fmt.Sprintf(stepperScenario, tc.block)), ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var traces [2]string
+			for i := range traces {
+				enginetest.Bubble(t, 1, func(t *testing.T) {
+					out, err := engine.Run(t.Context(), scn, twoControllerProject(t), engine.Options{Label: tc.name})
+					if err != nil {
+						t.Fatal(err)
+					}
+					traces[i] = string(out.Runs[0].Trace)
+				})
+			}
+			if traces[0] != traces[1] {
+				t.Fatal("two runs of the same scenario and seed differ")
+			}
+			tr, err := trace.Read(strings.NewReader(traces[0]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.header {
+				if got := tr.Header.ReconcileDurations[k]; got != v {
+					t.Errorf("header reconcileDurations[%s] = %q, want %q (header: %v)", k, got, v, tr.Header.ReconcileDurations)
+				}
+			}
+			var writes []time.Duration
+			for _, s := range tr.Steps {
+				for _, op := range s.Ops {
+					if op.Verb == "patch" && op.Outcome == "ok" && s.Controller == "stepper/stepper" {
+						d, err := time.ParseDuration(op.T)
+						if err != nil {
+							t.Fatal(err)
+						}
+						writes = append(writes, d)
+					}
+				}
+			}
+			if len(writes) != 5 {
+				t.Fatalf("%d writes of stepper/stepper, want 5: %v", len(writes), writes)
+			}
+			for i := 1; i < len(writes); i++ {
+				// Up to one write-less reconcile (idle, the poke) holds the
+				// worker before a writing one.
+				if gap := writes[i] - writes[i-1]; gap < tc.gap || gap > 2*tc.gap {
+					t.Errorf("write %d at %s, %s after the one before: want a gap in [%s, %s]", i+1, writes[i], gap, tc.gap, 2*tc.gap)
+				}
+			}
+		})
+	}
+	t.Run("never-applies", func(t *testing.T) {
+		scn, err := scenario.Decode("stepper.json", []byte(fmt.Sprintf(stepperScenario, `"reconcileDuration": {"stepper/nope": "100ms"},`)), ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		enginetest.Bubble(t, 1, func(t *testing.T) {
+			_, err := engine.Run(t.Context(), scn, twoControllerProject(t), engine.Options{Label: "nope"})
+			for _, want := range []string{"reconcileDuration.stepper/nope", `ran no controller "stepper/nope"`, "stepper/stepper, stepper/other"} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("error %v, want it to contain %q", err, want)
+				}
+			}
+		})
+	})
+	for _, bad := range []struct{ block, msg string }{
+		{`"reconcileDuration": {"stepper/": "100ms"},`, `a controller is named "<process>/<controller>"`},
+		{`"reconcileDuration": {"other/stepper": "100ms"},`, "not among the scenario's controllers"},
+		{`"reconcileDuration": {"stepper/stepper": "soon"},`, "want a duration"},
+	} {
+		scn, err := scenario.Decode("stepper.json", []byte(fmt.Sprintf(stepperScenario, bad.block)), ".")
+		if err == nil {
+			known, kerr := twoControllerProject(t).Known()
+			if kerr != nil {
+				t.Fatal(kerr)
+			}
+			err = scn.Validate(known)
+		}
+		if err == nil || !strings.Contains(err.Error(), bad.msg) {
+			t.Errorf("%s: error %v, want …%s", bad.block, err, bad.msg)
+		}
+	}
+}

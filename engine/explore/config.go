@@ -40,6 +40,12 @@ type Controller struct {
 	// ReconcileDuration is how long each Reconcile of the process's
 	// controllers takes on virtual time (ReconcileDuration); zero: none.
 	ReconcileDuration ReconcileDuration
+	// ControllerDurations override ReconcileDuration for single
+	// controllers of the process, keyed by the controller's name in the
+	// trace ("<process>/<controller>"; the process's name when it runs one
+	// controller). A key no controller of the process ever takes fails
+	// the run: a duration that never applies is an error, not a no-op.
+	ControllerDurations map[string]ReconcileDuration
 	// BaseContext decorates the process's context, from which Setup's,
 	// every Reconcile's and every runnable's context derive, as
 	// controller-runtime's manager.Options.BaseContext does for a main

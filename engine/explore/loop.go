@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -174,6 +175,33 @@ func (w *world) loop() error {
 		w.afterStep()
 	}
 	w.closeRun()
+	return w.unappliedDurations()
+}
+
+// unappliedDurations fails a run in which a per-controller reconcile
+// duration (Controller.ControllerDurations) named no controller its
+// process ever ran: the scenario asked for something that never applied.
+func (w *world) unappliedDurations() error {
+	var missing []string
+	for _, spec := range w.cfg.Controllers {
+		for _, key := range slices.Sorted(maps.Keys(spec.ControllerDurations)) {
+			var ran []string
+			found := false
+			for _, c := range w.ctrls {
+				if c.proc.spec.Name != spec.Name {
+					continue
+				}
+				ran = append(ran, c.name)
+				found = found || c.name == key
+			}
+			if !found {
+				missing = append(missing, fmt.Sprintf("reconcileDuration.%s: process %s ran no controller %q (it ran: %s)", key, spec.Name, key, strings.Join(ran, ", ")))
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s", strings.Join(missing, "; "))
+	}
 	return nil
 }
 

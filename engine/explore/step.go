@@ -162,6 +162,9 @@ func (f *flight) call(w *world) {
 // drawDuration returns how long a Reconcile of c takes (ReconcileDuration).
 func (w *world) drawDuration(c *ctrl) time.Duration {
 	d := c.proc.spec.ReconcileDuration
+	if cd, ok := c.proc.spec.ControllerDurations[c.name]; ok {
+		d = cd
+	}
 	if d.IsZero() || !w.bubble {
 		return 0
 	}

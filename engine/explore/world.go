@@ -267,6 +267,12 @@ func (w *world) boot() error {
 			}
 			h.ReconcileDurations[c.Name] = c.ReconcileDuration.String()
 		}
+		for name, d := range c.ControllerDurations {
+			if h.ReconcileDurations == nil {
+				h.ReconcileDurations = map[string]string{}
+			}
+			h.ReconcileDurations[name] = d.String()
+		}
 	}
 	for _, c := range w.cfg.Controllers {
 		if len(c.Gates) > 0 {
@@ -306,7 +312,7 @@ func (w *world) boot() error {
 	w.openWindows()
 	for _, spec := range w.cfg.Controllers {
 		p := &proc{spec: spec}
-		if !spec.ReconcileDuration.IsZero() {
+		if !spec.ReconcileDuration.IsZero() || len(spec.ControllerDurations) > 0 {
 			h := fnv.New64a()
 			_, _ = h.Write([]byte(spec.Name))
 			p.durations = rand.New(rand.NewPCG(uint64(w.cfg.Seed), h.Sum64()))

@@ -102,7 +102,8 @@
 // is served: a consistent watch-list where the release serves one (its own
 // WatchList gate: 1.32, 1.34 and later), elsewhere a LIST at
 // resourceVersion=0 that a lagging view makes stale. reconcileDuration
-// gives a controller's reconciles virtual time ("100ms", "50ms..200ms").
+// gives a controller's reconciles virtual time ("100ms", "50ms..200ms"),
+// per process or per controller of a process ("karpenter/disruption").
 // featureGates sets upstream feature gates per process
 // ({"karpenter": {"NodeRepair": true}}), among those its harness declares
 // (explore.Controller.KnownGates, upstream's list); the process reads them

@@ -52,7 +52,11 @@ type Scenario struct {
 	// name), how long each of its reconciles takes on virtual time:
 	// "100ms", or "50ms..200ms" for a duration drawn uniformly per
 	// reconcile from the run's seed; "0s" for none. Absent: the
-	// harness's default (explore.ReconcileDuration).
+	// harness's default (explore.ReconcileDuration). A key
+	// "<process>/<controller>" (a controller as the trace names it, e.g.
+	// "karpenter/disruption") sets one controller of the process and
+	// overrides the process's entry; a run in which the process never
+	// starts a controller of that name fails.
 	ReconcileDuration map[string]string `json:"reconcileDuration,omitempty"`
 	// FeatureGates sets, per controller of the scenario (a process name),
 	// upstream feature gates by name: {"karpenter": {"NodeRepair": true}}.

@@ -38,7 +38,8 @@ type Header struct {
 	Server    string `json:"server,omitempty"`
 	FirstList string `json:"firstList,omitempty"`
 	// ReconcileDurations gives each process whose reconciles take time
-	// its duration ("100ms", or "50ms..200ms" drawn per reconcile).
+	// its duration ("100ms", or "50ms..200ms" drawn per reconcile), and
+	// each controller given its own ("<process>/<controller>").
 	ReconcileDurations map[string]string `json:"reconcileDurations,omitempty"`
 	// FeatureGates gives each process whose feature gates the scenario
 	// sets those settings (the rest are upstream's defaults).
