@@ -154,21 +154,20 @@
 //     the budget's status write, the DisruptionTarget condition written to
 //     the pod before the delete, the resourceVersion preconditions (fidelity:
 //     pod/evict, pod/evict-dry-run-and-empty-selector; TestEvictionAsTheREST).
-//   - binding (binding.go): pods/<name>/binding (a core/v1 Binding), as
-//     kube-apiserver's BindingREST.Create, assignPod and
-//     setPodNodeAndMetadata do it (pkg/registry/core/pod/storage/storage.go;
-//     unexported, restated around validation.ValidatePodBinding,
-//     podutil.UpdatePodCondition, storage.Preconditions and the storage
-//     error interpretation): the URL's name must be the body's (400),
-//     target validation fails with the 500 of an aggregate error, the
-//     binding's uid and resourceVersion are preconditions (409), a pod
-//     being deleted, already assigned or with scheduling gates is a 409 on
-//     pods/binding; nodeName set, nominatedNodeName cleared, annotations
-//     merged, labels copied (with the node's topology labels, the
-//     PodTopologyLabels admission plugin), PodScheduled True; written
-//     straight to storage (managed fields and generation unchanged); dry
-//     run; a 201 Success Status. Observers see a create of pods/binding.
-//     Fidelity: pod/binding*.
+//   - binding (binding.go): pods/<name>/binding (a core/v1 Binding) by
+//     kube-apiserver's own BindingREST.Create, unmodified, from the pod REST
+//     storage k8s.io/kubernetes/pkg/registry/core/pod/storage builds
+//     (podstorage.go: the generic registry's Store over kube's etcd3
+//     storage over the engine's store, package etcdkv): the URL's name must
+//     be the body's (400), target validation fails with the 500 of an
+//     aggregate error, the binding's uid and resourceVersion are
+//     preconditions (409), a pod being deleted, already assigned or with
+//     scheduling gates is a 409 on pods/binding; nodeName set,
+//     nominatedNodeName cleared, annotations merged, labels copied (with
+//     the node's topology labels, the PodTopologyLabels admission plugin,
+//     restated), PodScheduled True; written straight to storage (managed
+//     fields and generation unchanged); dry run; a 201 Success Status.
+//     Observers see a create of pods/binding. Fidelity: pod/binding*.
 //   - namespaces: the four namespaces kube-apiserver creates at start-up
 //     exist; a namespaced object can be created only in an existing namespace
 //     (404) whose phase is not Terminating (403 with a NamespaceTerminating
@@ -246,15 +245,17 @@
 //   - pods/binding (binding.go): the PodTopologyLabels admission plugin's
 //     node lookup reads the store (the real plugin reads an informer cache,
 //     which may not have a node created just before); the PodScheduled
-//     condition's lastTransitionTime is the engine's clock (UpdatePodCondition
-//     stamps the wall clock); a precondition failure's message names the
-//     storage key with the default "/registry" prefix; no admission but
+//     condition's lastTransitionTime is stamped by UpdatePodCondition with
+//     metav1.Now (time.Now: the run's virtual clock; a Server whose
+//     Options.Clock is another clock does not stamp it); no admission but
 //     NamespaceLifecycle and PodTopologyLabels runs on a binding; the
 //     legacy namespaces/<ns>/bindings resource is not served (a scheduler
 //     binds through pods/binding). The feature gates BindingREST consults
 //     (ClearingNominatedNodeNameAfterBinding, PodTopologyLabelsAdmission)
 //     are read from the process's default feature gate, at kube-apiserver
-//     v1.36.3's defaults (both on).
+//     v1.36.3's defaults (both on). The pod storage under it has no watch
+//     cache, and its codec is JSON where kube stores pods as protobuf
+//     (podstorage.go).
 //   - Namespace status and finalize updates are not validated (phase against
 //     deletionTimestamp, finalizer names in spec.finalizers).
 //   - Graceful deletion periods (pods) are not modelled: an object without

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	podstorage "k8s.io/kubernetes/pkg/registry/core/pod/storage"
 
 	"github.com/ctrlbugs/corpus/engine/store"
 	"github.com/ctrlbugs/corpus/engine/verb"
@@ -94,6 +95,9 @@ type Server struct {
 	openAPI map[schema.GroupVersion]openAPIMemo
 	// builtinV3 memoizes BuiltinOpenAPIV3JSON per group version (nil: none).
 	builtinV3 map[schema.GroupVersion][]byte
+	// pods is kube's pod REST storage over the store (podstorage.go),
+	// built on first use; a clone builds its own.
+	pods *podstorage.PodStorage
 }
 
 // Write describes one request that reached storage (or was refused), for

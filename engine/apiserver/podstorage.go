@@ -1,0 +1,80 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	podstorage "k8s.io/kubernetes/pkg/registry/core/pod/storage"
+
+	"github.com/ctrlbugs/corpus/engine/etcdkv"
+)
+
+// registryPrefix is kube-apiserver's default etcd prefix (--etcd-prefix).
+const registryPrefix = "/registry"
+
+// podStorage returns kube-apiserver's own REST storage for pods
+// (k8s.io/kubernetes/pkg/registry/core/pod/storage.NewStorage: the generic
+// registry's Store with the pod strategies, and the binding and eviction
+// REST storages over it), over kube's own etcd3 storage over the server's
+// store (package etcdkv), built on first use. Its writes go to the store
+// the server's own verbs write: the caller reports them (finish) as it
+// reports its own.
+//
+// Storage is configured as kube-apiserver configures it, except: a JSON
+// storage codec (kube stores pods as protobuf, with the same content), no
+// watch cache (the cacher: reads here are the storage's own), no kubelet
+// connection, proxy transport or authorizer (log, exec, attach, proxy and
+// port-forward are not served), and no PodDisruptionBudget client (the
+// eviction REST is not used yet: eviction.go).
+func (s *Server) podStorage() (*podstorage.PodStorage, error) {
+	if s.pods != nil {
+		return s.pods, nil
+	}
+	kv, err := etcdkv.New(s.store, etcdkv.Route{Prefix: registryPrefix + "/pods/", Kind: schema.GroupKind{Kind: "Pod"}})
+	if err != nil {
+		return nil, err
+	}
+	codec, versioner, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+		StorageMediaType:  runtime.ContentTypeJSON,
+		StorageSerializer: legacyscheme.Codecs,
+		StorageVersion:    schema.GroupVersion{Version: "v1"},
+		MemoryVersion:     api.SchemeGroupVersion,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: the pod storage codec: %w", err)
+	}
+	// The client lives as long as the server: nothing it starts runs in the
+	// background (no endpoints to probe, no watch until one is asked for).
+	client := kv.Client(context.Background())
+	opts := generic.RESTOptions{
+		StorageConfig: &storagebackend.ConfigForResource{
+			Config:        storagebackend.Config{Prefix: registryPrefix, Codec: codec, EncodeVersioner: versioner},
+			GroupResource: api.Resource("pods"),
+		},
+		Decorator: func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
+			newFunc, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+			st, err := etcdkv.NewStorage(client, etcdkv.StorageConfig{Codec: config.Codec, NewFunc: newFunc, NewListFunc: newListFunc,
+				Prefix: config.Prefix, ResourcePrefix: resourcePrefix, Resource: config.GroupResource})
+			return st, func() {}, err
+		},
+		EnableGarbageCollection: true,
+		DeleteCollectionWorkers: 1,
+		ResourcePrefix:          "/pods",
+	}
+	ps, err := podstorage.NewStorage(opts, nil, nil, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: kube's pod storage: %w", err)
+	}
+	s.pods = &ps
+	return s.pods, nil
+}
