@@ -81,6 +81,19 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 			cd[key] = d
 			c.ControllerDurations = cd
 		}
+		if sl, ok := scn.StubLatency[name]; ok {
+			c.StubLatency = map[string]explore.ReconcileDuration{}
+			for _, stub := range slices.Sorted(maps.Keys(sl)) {
+				if !slices.Contains(c.KnownStubs, stub) {
+					return nil, nil, errf("stubLatency."+name+"."+stub, "project %s's %s has no stub %q (its stubs: %s)", p.Name, name, stub, strings.Join(c.KnownStubs, ", "))
+				}
+				lo, hi, err := scenario.ParseReconcileDuration(sl[stub])
+				if err != nil {
+					return nil, nil, errf("stubLatency."+name+"."+stub, "%v", err)
+				}
+				c.StubLatency[stub] = explore.ReconcileDuration{Min: lo, Max: hi}
+			}
+		}
 		if g, ok := scn.FeatureGates[name]; ok {
 			known := map[string]bool{}
 			for _, k := range c.KnownGates {

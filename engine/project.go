@@ -58,10 +58,14 @@ type Project struct {
 func (p *Project) Known() (scenario.Known, error) {
 	k := scenario.Known{Project: p.Name, Defines: p.Defines}
 	k.Gates = map[string][]string{}
+	k.Stubs = map[string][]string{}
 	for _, c := range p.controllers() {
 		k.Controllers = append(k.Controllers, c.Name)
 		for _, g := range c.KnownGates {
 			k.Gates[c.Name] = append(k.Gates[c.Name], g.Name)
+		}
+		if len(c.KnownStubs) > 0 {
+			k.Stubs[c.Name] = slices.Clone(c.KnownStubs)
 		}
 	}
 	kinds, err := p.servedKinds()

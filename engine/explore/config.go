@@ -46,6 +46,16 @@ type Controller struct {
 	// controller). A key no controller of the process ever takes fails
 	// the run: a duration that never applies is an error, not a no-op.
 	ControllerDurations map[string]ReconcileDuration
+	// KnownStubs name the harness's stubs of out-of-process calls (a
+	// cloud provider's API, a function runner's gRPC calls), each of which
+	// calls StubCall before it answers; a scenario may give them latency
+	// (stubLatency).
+	KnownStubs []string
+	// StubLatency is the scenario's latency per stub (stubLatency.<name>):
+	// Min, or drawn uniformly from [Min, Max] per call by a source seeded
+	// from the run's seed and the process's name. A stub given one that a
+	// run never calls fails the run.
+	StubLatency map[string]ReconcileDuration
 	// BaseContext decorates the process's context, from which Setup's,
 	// every Reconcile's and every runnable's context derive, as
 	// controller-runtime's manager.Options.BaseContext does for a main

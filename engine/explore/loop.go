@@ -178,11 +178,16 @@ func (w *world) loop() error {
 	return w.unappliedDurations()
 }
 
-// unappliedDurations fails a run in which a per-controller reconcile
-// duration (Controller.ControllerDurations) named no controller its
-// process ever ran: the scenario asked for something that never applied.
+// unappliedDurations fails a run in which a stub latency never applied
+// (the stub was never called), a stub its harness does not declare was
+// called, or a per-controller reconcile duration
+// (Controller.ControllerDurations) named no controller its process ever
+// ran: the scenario asked for something that never applied.
 func (w *world) unappliedDurations() error {
 	var missing []string
+	for _, p := range w.procs {
+		missing = append(missing, p.stubs.problems()...)
+	}
 	for _, spec := range w.cfg.Controllers {
 		for _, key := range slices.Sorted(maps.Keys(spec.ControllerDurations)) {
 			var ran []string

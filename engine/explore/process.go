@@ -61,6 +61,7 @@ func (w *world) startProcess(p *proc) error {
 	if p.spec.Gates != nil {
 		p.ctx = WithGates(p.ctx, p.spec.Gates)
 	}
+	p.ctx = context.WithValue(p.ctx, stubsKey{}, p.stubs)
 	if p.spec.BaseContext != nil {
 		p.ctx = p.spec.BaseContext(p.ctx)
 	}

@@ -45,6 +45,8 @@ type proc struct {
 	gen int
 	// durations draws its reconciles' durations (ReconcileDuration).
 	durations *rand.Rand
+	// stubs are its harness's stubs' latencies and calls (StubCall).
+	stubs *stubs
 	// Leader election (Controller.LeaderElection): electedAt is when the
 	// process's current generation took the lease; electAt, when it does,
 	// while it waits for it (zero once it leads). successor and graceful
@@ -273,6 +275,15 @@ func (w *world) boot() error {
 			}
 			h.ReconcileDurations[name] = d.String()
 		}
+		for stub, d := range c.StubLatency {
+			if h.StubLatency == nil {
+				h.StubLatency = map[string]map[string]string{}
+			}
+			if h.StubLatency[c.Name] == nil {
+				h.StubLatency[c.Name] = map[string]string{}
+			}
+			h.StubLatency[c.Name][stub] = d.String()
+		}
 	}
 	for _, c := range w.cfg.Controllers {
 		if len(c.Gates) > 0 {
@@ -311,7 +322,7 @@ func (w *world) boot() error {
 	w.checkInvariants()
 	w.openWindows()
 	for _, spec := range w.cfg.Controllers {
-		p := &proc{spec: spec}
+		p := &proc{spec: spec, stubs: newStubs(spec, w.cfg.Seed)}
 		if !spec.ReconcileDuration.IsZero() || len(spec.ControllerDurations) > 0 {
 			h := fnv.New64a()
 			_, _ = h.Write([]byte(spec.Name))

@@ -34,6 +34,10 @@ type Known struct {
 	// gates upstream knows, in its order; a controller absent takes none.
 	// nil: gates are not checked.
 	Gates map[string][]string
+	// Stubs lists, per controller (process), the stubs of out-of-process
+	// calls its harness declares (stubLatency); a controller absent has
+	// none. nil: stubs are not checked.
+	Stubs map[string][]string
 }
 
 var kindRE = regexp.MustCompile(`^(?:([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)/)?([a-z0-9]+)/([A-Z][A-Za-z0-9]*)$`)

@@ -58,6 +58,13 @@ type Scenario struct {
 	// overrides the process's entry; a run in which the process never
 	// starts a controller of that name fails.
 	ReconcileDuration map[string]string `json:"reconcileDuration,omitempty"`
+	// StubLatency sets, per controller of the scenario (a process name),
+	// the latency of its harness's stubs of out-of-process calls by stub
+	// name ({"karpenter": {"cloudprovider.Create": "2s"}}; "1s..3s" draws
+	// per call from the run's seed): the call takes that long on virtual
+	// time before the stub answers. The stubs are the harness's
+	// (Known.Stubs); a stub the run never calls fails the run.
+	StubLatency map[string]map[string]string `json:"stubLatency,omitempty"`
 	// FeatureGates sets, per controller of the scenario (a process name),
 	// upstream feature gates by name: {"karpenter": {"NodeRepair": true}}.
 	// The harness passes them as upstream's main parses them (its

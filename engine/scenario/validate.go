@@ -120,6 +120,27 @@ func (v *validator) top() {
 			v.add(f, err.Error())
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(s.StubLatency)) {
+		f := "stubLatency." + name
+		if !slices.Contains(s.Controllers, name) {
+			v.add(f, fmt.Sprintf("%q is not among the scenario's controllers (%s)", name, strings.Join(s.Controllers, ", ")))
+			continue
+		}
+		known, checked := v.known.Stubs[name]
+		if v.known.Stubs != nil && !checked {
+			v.add(f, fmt.Sprintf("the harness of %s declares no stubs of out-of-process calls", name))
+			continue
+		}
+		for _, stub := range slices.Sorted(maps.Keys(s.StubLatency[name])) {
+			if v.known.Stubs != nil && !slices.Contains(known, stub) {
+				v.add(f+"."+stub, fmt.Sprintf("unknown stub %q for %s; its harness's stubs are %s", stub, name, strings.Join(known, ", ")))
+				continue
+			}
+			if _, _, err := ParseReconcileDuration(s.StubLatency[name][stub]); err != nil {
+				v.add(f+"."+stub, err.Error())
+			}
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(s.FeatureGates)) {
 		f := "featureGates." + name
 		if !slices.Contains(s.Controllers, name) {

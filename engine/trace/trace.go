@@ -41,6 +41,9 @@ type Header struct {
 	// its duration ("100ms", or "50ms..200ms" drawn per reconcile), and
 	// each controller given its own ("<process>/<controller>").
 	ReconcileDurations map[string]string `json:"reconcileDurations,omitempty"`
+	// StubLatency gives, per process, the latency of each of its
+	// harness's stubs of out-of-process calls that has one.
+	StubLatency map[string]map[string]string `json:"stubLatency,omitempty"`
 	// FeatureGates gives each process whose feature gates the scenario
 	// sets those settings (the rest are upstream's defaults).
 	FeatureGates map[string]map[string]bool `json:"featureGates,omitempty"`

@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/ctrlbugs/corpus/engine/explore"
 )
 
 // NormalFunction is the name (a Composition's pipeline functionRef.name) of
@@ -44,8 +46,14 @@ func Functions() FunctionRunner {
 	return FunctionRunner{NormalFunction: Normal, FatalFunction: Fatal, SharedFunction: Shared}
 }
 
-// RunFunction implements xfn.FunctionRunner.
+// StubRunFunction names RunFunction for a scenario's latency
+// (stubLatency.crossplane): a function's gRPC call.
+const StubRunFunction = "RunFunction"
+
+// RunFunction implements xfn.FunctionRunner. It takes the latency a
+// scenario gives StubRunFunction (explore.StubCall) before it answers.
 func (r FunctionRunner) RunFunction(ctx context.Context, name string, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	explore.StubCall(ctx, StubRunFunction)
 	fn, ok := r[name]
 	if !ok {
 		var known []string

@@ -112,6 +112,8 @@ func Project() (*ctrlbugs.Project, error) {
 			Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error { return Setup(ctx, mgr, Functions()) },
 			// `crossplane core start`'s --enable-* flags (gates.go).
 			KnownGates: knownGates(),
+			// A function is a gRPC server in its own pod (functions.go).
+			KnownStubs: []string{StubRunFunction},
 			// Upstream's manager client does not cache Secrets
 			// (core.go:214-219, Client.Cache.DisableFor); its cache is
 			// controller-runtime's, resyncing every --sync-interval, 1 h

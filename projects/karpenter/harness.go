@@ -35,6 +35,7 @@ import (
 	kwok "sigs.k8s.io/karpenter/kwok/cloudprovider"
 	kwokoptions "sigs.k8s.io/karpenter/kwok/options"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
 	"sigs.k8s.io/karpenter/pkg/controllers/nodeoverlay"
 	"sigs.k8s.io/karpenter/pkg/events"
@@ -128,6 +129,7 @@ func Project() (*ctrlbugs.Project, error) {
 				BaseContext: opts.baseContext,
 				// upstream.go: featureGates.
 				KnownGates: gates,
+				KnownStubs: cloudProviderStubs,
 				// operator.go:187-194: LeaderElection on unless
 				// --disable-leader-election (false by default,
 				// options.go:222), a Lease lock, released on cancel;
@@ -290,7 +292,7 @@ func SetupKarpenter(ctx context.Context, mgr *ctrlsim.Manager) error {
 	if err != nil {
 		return fmt.Errorf("constructing instance types: %w", err)
 	}
-	undecorated := kwok.NewCloudProvider(ctx, kubeClient, instanceTypes)
+	undecorated := latencyProvider{kwok.NewCloudProvider(ctx, kubeClient, instanceTypes)}
 	cloudProvider := overlay.Decorate(undecorated, kubeClient, instanceTypeStore)
 	ctrls, err := newControllers(ctx, mgr, clk, kubeClient, recorder, cloudProvider, undecorated, instanceTypeStore)
 	if err != nil {
@@ -354,4 +356,36 @@ func setupIndexers(ctx context.Context, mgr *ctrlsim.Manager) error {
 		}
 	}
 	return nil
+}
+
+// cloudProviderStubs are the cloud provider calls a scenario may give
+// latency (stubLatency.karpenter): those a real provider answers with a
+// call to its cloud's API (the AWS provider: CreateFleet, TerminateInstances,
+// DescribeInstances).
+var cloudProviderStubs = []string{"cloudprovider.Create", "cloudprovider.Delete", "cloudprovider.Get", "cloudprovider.List"}
+
+// latencyProvider is kwok's cloud provider (upstream's, unmodified) with
+// the latency a scenario gives a call (explore.StubCall): kwok answers in
+// process at once, where a cloud's API takes its time. Without a latency it
+// is kwok's provider exactly.
+type latencyProvider struct{ cloudprovider.CloudProvider }
+
+func (p latencyProvider) Create(ctx context.Context, nc *karpv1.NodeClaim) (*karpv1.NodeClaim, error) {
+	explore.StubCall(ctx, "cloudprovider.Create")
+	return p.CloudProvider.Create(ctx, nc)
+}
+
+func (p latencyProvider) Delete(ctx context.Context, nc *karpv1.NodeClaim) error {
+	explore.StubCall(ctx, "cloudprovider.Delete")
+	return p.CloudProvider.Delete(ctx, nc)
+}
+
+func (p latencyProvider) Get(ctx context.Context, providerID string) (*karpv1.NodeClaim, error) {
+	explore.StubCall(ctx, "cloudprovider.Get")
+	return p.CloudProvider.Get(ctx, providerID)
+}
+
+func (p latencyProvider) List(ctx context.Context) ([]*karpv1.NodeClaim, error) {
+	explore.StubCall(ctx, "cloudprovider.List")
+	return p.CloudProvider.List(ctx)
 }
