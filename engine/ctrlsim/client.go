@@ -88,6 +88,9 @@ func (c *Client) call(ctx context.Context, op *Op, fn func() error) error {
 	orig := *op
 	for attempt := 0; ; attempt++ {
 		err := c.callOnce(ctx, op, fn)
+		if u, ok := c.hooks.(Ungater); ok {
+			u.Ungate(op)
+		}
 		wait, retry := retryAfter(err)
 		if !retry || fromSeam(ctx) || attempt >= clientGoMaxRetries {
 			return err

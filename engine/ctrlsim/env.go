@@ -129,6 +129,14 @@ type Gater interface {
 	Gate(op *Op) error
 }
 
+// Ungater is optionally implemented by Hooks: Ungate is called after each
+// call of a Client has completed (its writes stored, the Env lock
+// released), on the calling goroutine, which the explorer may pause there
+// (a preemption right after a write).
+type Ungater interface {
+	Ungate(op *Op)
+}
+
 // FirstLister is optionally implemented by Hooks: FirstList returns the
 // revision an informer (or REST-seam watch) of gk opened now first shows,
 // where that differs from Visible: kube-apiserver serves a watch-list's

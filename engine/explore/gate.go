@@ -103,6 +103,13 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		}
 		return nil
 	}
+	if f, ok := op.Actor.(*flight); ok && op.IsWrite() && !f.returned() && !h.dead() {
+		// A goroutine the Reconcile started (workqueue.ParallelizeUntil's
+		// workers: Karpenter's disruption queue starts its commands there)
+		// writes for it: a preemption aimed at the Reconcile's writes
+		// applies here too, before the write waits at the gate.
+		h.preempt(f, op)
+	}
 	if !op.Cached && (op.Verb == verb.List || op.Verb == verb.Watch) && h.syncingKind(op.GVK.GroupKind()) {
 		// The reflector of an informer a running Reconcile waits for,
 		// syncing it itself (ctrlsim.InformerSyncer): the loop is
@@ -413,10 +420,9 @@ func (w *world) restartCrashedOutside() bool {
 }
 
 // preempt pauses f before the write op when a Preempter in force places a
-// preemption there: on f's own goroutine, outside the Env lock, it sleeps
-// PreemptPause, so the step yields with a known wake time and the loop
-// runs the actors ready now before it resumes f (as compute does for a
-// reconcile's duration).
+// preemption there (pause), or marks op for Ungate to pause f after it
+// (AfterPreempter). It runs on the goroutine making the write: f's own, or
+// one f started.
 func (h *hooks) preempt(f *flight, op *ctrlsim.Op) {
 	w := h.w
 	w.env.Lock()
@@ -440,8 +446,48 @@ func (h *hooks) preempt(f *flight, op *ctrlsim.Op) {
 	if by == nil {
 		return
 	}
+	what := fmt.Sprintf("its write %d of the run (%s %s %s; %s)", wc.InRun, op.Verb, op.GVK.GroupKind().String(), keyString(op.Namespace, op.Name), by.Describe())
+	if a, ok := by.(AfterPreempter); ok && a.PreemptsAfter() {
+		// Ungate pauses it once the write is made.
+		h.w.afterPreempts.Store(op, what)
+		return
+	}
+	h.pause(f, op, "preempted before "+what)
+}
+
+// Ungate implements ctrlsim.Ungater: a write a preemption chose to pause
+// after (AfterPreempter) pauses its goroutine now that it is made.
+func (h *hooks) Ungate(op *ctrlsim.Op) {
+	what, ok := h.w.afterPreempts.LoadAndDelete(op)
+	if !ok {
+		return
+	}
+	f, _ := op.Actor.(*flight)
+	if f == nil || f.returned() {
+		return
+	}
+	state := "made"
+	if op.Err != nil {
+		state = "refused (" + op.Err.Error() + ")"
+	}
+	h.pause(f, op, "preempted after "+what.(string)+", "+state)
+}
+
+// pause sleeps PreemptPause on the goroutine making op, outside the Env
+// lock, with f's wake time and reason set: the step yields with a known
+// wake time and the loop runs the actors ready now before f goes on (as
+// compute does for a reconcile's duration). On a goroutine f started, whose
+// Reconcile's step has already yielded, the reason goes in the trace as a
+// note.
+func (h *hooks) pause(f *flight, op *ctrlsim.Op, why string) {
+	w := h.w
+	if !f.runningOn(w, op) {
+		w.env.Lock()
+		w.note(fmt.Sprintf("%s (a goroutine started by its reconcile of %q, step %d) %s: the actors ready now run before it goes on", f.c.name, f.req.String(), f.first, why))
+		w.env.Unlock()
+	}
 	f.wakeAt = time.Now().Add(PreemptPause)
-	f.waiting = fmt.Sprintf("preempted before its write %d of the run (%s %s %s; %s)", wc.InRun, op.Verb, op.GVK.GroupKind().String(), keyString(op.Namespace, op.Name), by.Describe())
+	f.waiting = why
 	time.Sleep(PreemptPause)
 	f.wakeAt, f.waiting = time.Time{}, ""
 }

@@ -127,6 +127,15 @@ type Preempter interface {
 	PreemptAt(w WriteContext) bool
 }
 
+// AfterPreempter is optionally implemented by a Preempter: when
+// PreemptsAfter is true, the write PreemptAt chose is made at once and the
+// Reconcile pauses right after it, so that the actors ready then run
+// between the write and what the Reconcile does next (an in-memory mark,
+// its next call).
+type AfterPreempter interface {
+	PreemptsAfter() bool
+}
+
 // PreemptPause is how long a preempted Reconcile sleeps before its write:
 // the least virtual time that lets the loop run every actor ready at that
 // instant first (the write's t in the trace is 1 ns later).

@@ -96,6 +96,10 @@ type ctrl struct {
 }
 
 type world struct {
+	// afterPreempts holds the writes a preemption pauses after
+	// (*ctrlsim.Op -> what to say), from the goroutine making one to
+	// its Ungate.
+	afterPreempts sync.Map
 	// liveness are this run's liveness checkers (Config.Record.Liveness).
 	liveness []*oracle.Liveness
 	ctx      context.Context

@@ -33,6 +33,8 @@ type Spec struct {
 	// leader election (explore.Restarter).
 	Successor string
 	Graceful  bool
+	// AfterWrite: a preemption pauses after its write, not before.
+	AfterWrite bool
 	// AtWriteOf places a crash at the n-th matching write of its
 	// controller in the run, or (explore) restricts its placements.
 	AtWriteOf *explore.WriteRef

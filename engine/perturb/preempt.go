@@ -8,15 +8,19 @@ import (
 )
 
 // PreemptType pauses a controller's Reconcile right before one of its
-// writes, so that other actors run between that Reconcile's earlier calls
-// and the write.
+// writes (or right after it, afterWrite), so that other actors run between
+// that Reconcile's earlier calls and the write (or between the write and
+// what the Reconcile does next).
 var PreemptType = Type{
 	Name: "preempt",
 	Doc: "the controller's Reconcile pauses right before its atWrite-th write of a reconcile in the window (or the write atWriteOf names), " +
 		"and every other actor ready at that instant runs first; the write then goes ahead (1 ns later): interleaving inside a " +
 		"reconcile, as a scheduler, a slow round trip or another worker allows it in production; once, or every such reconcile with " +
-		"repeat; with explore, the search preempts it before each of its writes of the run in turn (one preemption per run)",
-	Fields: append([]string{"controller", "atWrite", "atWriteOf", "repeat", "explore"}, windowFields...),
+		"repeat; with explore, the search preempts it before each of its writes of the run in turn (one preemption per run); " +
+		"with afterWrite, right after the write instead, so that others run between the write and what the Reconcile does next " +
+		"(an in-memory mark, its next call); the writes of goroutines the Reconcile starts (workqueue.ParallelizeUntil's workers) are " +
+		"its writes here",
+	Fields: append([]string{"controller", "atWrite", "atWriteOf", "repeat", "explore", "afterWrite"}, windowFields...),
 	Check:  checkPreempt,
 	New:    newPreempt,
 }
@@ -38,22 +42,40 @@ func checkPreempt(s *Spec) []FieldError {
 func newPreempt(s *Spec) (explore.Perturbation, error) {
 	at := Crash{Controller: s.Controller, AtWrite: s.AtWrite, Repeat: s.Repeat, Win: s.Window, Of: s.AtWriteOf}
 	if s.Explore {
-		return PreemptSearch{Preempt{at}}, nil
+		return PreemptSearch{Preempt{At: at, After: s.AfterWrite}}, nil
 	}
-	return Preempt{at}, nil
+	return Preempt{At: at, After: s.AfterWrite}, nil
 }
 
 // Preempt pauses Controller's Reconcile before the write a crash with the
 // same fields would crash at (At: AtWrite of a reconcile, AtRunWrite of
 // the run, Of); the write is made once the actors ready then have run.
-type Preempt struct{ At Crash }
+// With After it pauses right after that write instead: the actors ready
+// then run between the write and the Reconcile's next action.
+type Preempt struct {
+	At    Crash
+	After bool
+}
 
-var _ explore.Preempter = Preempt{}
+var (
+	_ explore.Preempter    = Preempt{}
+	_ explore.AfterPreempter = Preempt{}
+)
 
 // Describe implements explore.Perturbation.
 func (p Preempt) Describe() string {
-	return "preempt" + strings.TrimPrefix(strings.Replace(p.At.Describe(), " at ", " before ", 1), "crash")
+	return "preempt" + strings.TrimPrefix(strings.Replace(p.At.Describe(), " at ", " "+p.where()+" ", 1), "crash")
 }
+
+func (p Preempt) where() string {
+	if p.After {
+		return "after"
+	}
+	return "before"
+}
+
+// PreemptsAfter implements explore.AfterPreempter.
+func (p Preempt) PreemptsAfter() bool { return p.After }
 
 // Window implements explore.Perturbation.
 func (p Preempt) Window() explore.Window { return p.At.Win }
@@ -70,7 +92,11 @@ var _ explore.Placer = PreemptSearch{}
 
 // Describe implements explore.Perturbation.
 func (p PreemptSearch) Describe() string {
-	return "preempt" + strings.TrimPrefix(CrashSearch{p.At}.Describe(), "crash")
+	d := "preempt" + strings.TrimPrefix(CrashSearch{p.At}.Describe(), "crash")
+	if p.After {
+		d += ", pausing right after the write"
+	}
+	return d
 }
 
 // Placements implements explore.Placer.
@@ -78,7 +104,7 @@ func (p PreemptSearch) Placements(base *explore.Result, bound int) []explore.Pla
 	var out []explore.Placement
 	for _, pl := range (CrashSearch{p.At}).Placements(base, bound) {
 		c := pl.P.(Crash)
-		out = append(out, explore.Placement{Label: fmt.Sprintf("preempt before write %d", c.AtRunWrite), P: Preempt{c}})
+		out = append(out, explore.Placement{Label: fmt.Sprintf("preempt %s write %d", p.where(), c.AtRunWrite), P: Preempt{At: c, After: p.After}})
 	}
 	return out
 }

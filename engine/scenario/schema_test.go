@@ -270,7 +270,7 @@ func TestSchemaFollowsPerturbationTable(t *testing.T) {
 	// A value for each field, good enough to be judged on presence.
 	values := map[string]any{"controller": "source-controller", "controllers": []any{"source-controller", "kustomize-controller"},
 		"kind": "v1/Secret", "mode": "frozen", "lag": "1s", "staleAt": 0, "catchUpAt": 1, "from": map[string]any{"step": 1},
-		"until": map[string]any{"step": 2}, "for": "1s", "atWrite": 1, "repeat": true, "explore": true, "successor": "standby", "graceful": true, "atWriteOf": map[string]any{"kind": "v1/Secret", "n": 1},
+		"until": map[string]any{"step": 2}, "for": "1s", "atWrite": 1, "repeat": true, "explore": true, "successor": "standby", "graceful": true, "afterWrite": true, "atWriteOf": map[string]any{"kind": "v1/Secret", "n": 1},
 		"call": map[string]any{"verb": "get"}, "code": 500, "retryAfter": "1s", "count": 1}
 	for name := range props {
 		if _, ok := values[name]; !ok && name != "type" {

@@ -304,6 +304,11 @@ type Perturbation struct {
 	// Graceful stops the process (SIGTERM) instead of killing it (crash
 	// only): it releases its lease where upstream sets ReleaseOnCancel.
 	Graceful bool `json:"graceful,omitempty"`
+	// AfterWrite pauses the Reconcile right after the write a preemption
+	// names instead of before it (preempt only): other actors run between
+	// that write and what the Reconcile does next, in memory or in its
+	// next call.
+	AfterWrite bool `json:"afterWrite,omitempty"`
 	// AtWriteOf places a crash by selector (crash only): at the n-th write
 	// of the run by the crash's controller that matches kind, verb and
 	// subresource (counted as afterWrite counts: successful writes, in
@@ -339,7 +344,7 @@ type CallRef struct {
 func (p *Perturbation) Spec() *perturb.Spec {
 	s := &perturb.Spec{Type: p.Type, Controller: p.Controller, Controllers: p.Controllers, Kind: p.Kind, Mode: p.Mode,
 		StaleAt: p.StaleAt, CatchUpAt: p.CatchUpAt, AtWrite: p.AtWrite, Repeat: p.Repeat, Explore: p.Explore,
-		Successor: p.Successor, Graceful: p.Graceful}
+		Successor: p.Successor, Graceful: p.Graceful, AfterWrite: p.AfterWrite}
 	if w := p.AtWriteOf; w != nil {
 		ref := &explore.WriteRef{Controller: p.Controller, Verb: w.Verb, Sub: w.Subresource, N: w.N}
 		if gvk, err := ParseKind(w.Kind); err == nil && w.Kind != "" {
@@ -380,6 +385,7 @@ func (p *Perturbation) Spec() *perturb.Spec {
 	set("explore", p.Explore)
 	set("successor", p.Successor != "")
 	set("graceful", p.Graceful)
+	set("afterWrite", p.AfterWrite)
 	set("atWriteOf", p.AtWriteOf != nil)
 	set("call", p.Call != nil)
 	set("code", p.Code != 0)
