@@ -529,7 +529,7 @@ func checkApplied(scn *scenario.Scenario, cfg *explore.Config, out *Outcome) err
 				why = "two of the controllers (or worker items) it covers were never ready at once while its window was open"
 			}
 			if _, ok := p.(explore.Preempter); ok {
-				why = "no Reconcile of its controller made the write it precedes while its window was open (a write of upstream's own goroutines, outside a Reconcile, such as Karpenter's provisioner batch or disruption queue, waits at the call gate and is not preempted)"
+				why = "no Reconcile of its controller (or goroutine one started) made the write it names while its window was open (a write of upstream's own goroutines, outside any Reconcile, such as Karpenter's provisioner batch, waits at the call gate and is not preempted)"
 			}
 			if _, ok := p.(explore.CallFault); ok {
 				why = "its controller made no call to the server that it selects (as many as its n) while its window was open"

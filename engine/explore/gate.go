@@ -103,12 +103,23 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		}
 		return nil
 	}
+	gate := func() *gated {
+		return &gated{p: h.p, key: op.Verb.String() + " " + op.Subresource + " " + op.GVK.GroupKind().String() + " " + keyString(op.Namespace, op.Name), release: make(chan struct{}),
+			listWatch: !op.Cached && (op.Verb == verb.List || op.Verb == verb.Watch), gk: op.GVK.GroupKind()}
+	}
 	if f, ok := op.Actor.(*flight); ok && op.IsWrite() && !f.returned() && !h.dead() {
 		// A goroutine the Reconcile started (workqueue.ParallelizeUntil's
 		// workers: Karpenter's disruption queue starts its commands there)
 		// writes for it: a preemption aimed at the Reconcile's writes
-		// applies here too, before the write waits at the gate.
-		h.preempt(f, op)
+		// applies here too, decided once the loop releases the write (the
+		// write's place in the run is known then); paused before it, the
+		// write waits at the gate again.
+		if err := w.wait(gate()); err != nil {
+			return err
+		}
+		if !h.preempt(f, op) {
+			return nil
+		}
 	}
 	if !op.Cached && (op.Verb == verb.List || op.Verb == verb.Watch) && h.syncingKind(op.GVK.GroupKind()) {
 		// The reflector of an informer a running Reconcile waits for,
@@ -145,8 +156,7 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 		}
 		return errCrashed
 	}
-	return w.wait(&gated{p: h.p, key: op.Verb.String() + " " + op.Subresource + " " + op.GVK.GroupKind().String() + " " + keyString(op.Namespace, op.Name), release: make(chan struct{}),
-		listWatch: !op.Cached && (op.Verb == verb.List || op.Verb == verb.Watch), gk: op.GVK.GroupKind()})
+	return w.wait(gate())
 }
 
 var _ ctrlsim.InformerSyncer = (*hooks)(nil)
@@ -420,10 +430,10 @@ func (w *world) restartCrashedOutside() bool {
 }
 
 // preempt pauses f before the write op when a Preempter in force places a
-// preemption there (pause), or marks op for Ungate to pause f after it
-// (AfterPreempter). It runs on the goroutine making the write: f's own, or
-// one f started.
-func (h *hooks) preempt(f *flight, op *ctrlsim.Op) {
+// preemption there (pause; it reports true), or marks op for Ungate to
+// pause f after it (AfterPreempter). It runs on the goroutine making the
+// write: f's own, or one f started.
+func (h *hooks) preempt(f *flight, op *ctrlsim.Op) (paused bool) {
 	w := h.w
 	w.env.Lock()
 	wc := WriteContext{Controller: h.p.spec.Name, InReconcile: f.c.stepWrite + 1, InRun: w.res.Writes[h.p.spec.Name] + 1}
@@ -444,15 +454,16 @@ func (h *hooks) preempt(f *flight, op *ctrlsim.Op) {
 	}
 	w.env.Unlock()
 	if by == nil {
-		return
+		return false
 	}
 	what := fmt.Sprintf("its write %d of the run (%s %s %s; %s)", wc.InRun, op.Verb, op.GVK.GroupKind().String(), keyString(op.Namespace, op.Name), by.Describe())
 	if a, ok := by.(AfterPreempter); ok && a.PreemptsAfter() {
 		// Ungate pauses it once the write is made.
 		h.w.afterPreempts.Store(op, what)
-		return
+		return false
 	}
 	h.pause(f, op, "preempted before "+what)
+	return true
 }
 
 // Ungate implements ctrlsim.Ungater: a write a preemption chose to pause

@@ -188,7 +188,14 @@ func (h *hooks) AfterCall(op *ctrlsim.Op) {
 	if op.IsWrite() && op.Err == nil {
 		w := h.w
 		w.res.Writes[h.p.spec.Name]++
-		w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, At: w.now(), Controller: h.p.spec.Name, Kind: op.GVK.GroupKind(), Verb: op.Verb, Sub: op.Subresource})
+		outside := f == nil
+		if af, ok := op.Actor.(*flight); ok && af.c.proc == h.p && !af.returned() {
+			// A goroutine of a Reconcile still running (one that
+			// outlives its Reconcile, as kwok's delayed Node create,
+			// writes outside any).
+			outside = false
+		}
+		w.res.WriteLog = append(w.res.WriteLog, WriteEvent{Step: w.step, At: w.now(), Controller: h.p.spec.Name, Kind: op.GVK.GroupKind(), Verb: op.Verb, Sub: op.Subresource, Outside: outside})
 		if len(op.Written) > 0 {
 			w.changed++
 		}

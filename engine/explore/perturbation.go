@@ -205,6 +205,10 @@ type WriteEvent struct {
 	Kind       schema.GroupKind
 	Verb       verb.Verb
 	Sub        string
+	// Outside: the write was made by upstream's own goroutine outside any
+	// Reconcile (not one a running Reconcile started), which no
+	// preemption pauses.
+	Outside bool
 }
 
 // UserWriter is the writer of user actions in WriteEvents. Write triggers

@@ -101,9 +101,24 @@ func (p PreemptSearch) Describe() string {
 
 // Placements implements explore.Placer.
 func (p PreemptSearch) Placements(base *explore.Result, bound int) []explore.Placement {
+	// The controller's writes of the run: one made outside any Reconcile
+	// (upstream's own goroutine) is not preempted, so no placement goes
+	// there (it would repeat the run without the preemption).
+	var own []explore.WriteEvent
+	for _, e := range base.WriteLog {
+		if e.Controller == p.At.Controller {
+			own = append(own, e)
+		}
+	}
 	var out []explore.Placement
-	for _, pl := range (CrashSearch{p.At}).Placements(base, bound) {
+	for _, pl := range (CrashSearch{p.At}).Placements(base, 0) {
 		c := pl.P.(Crash)
+		if c.AtRunWrite <= len(own) && own[c.AtRunWrite-1].Outside {
+			continue
+		}
+		if bound > 0 && len(out) >= bound {
+			break
+		}
 		out = append(out, explore.Placement{Label: fmt.Sprintf("preempt %s write %d", p.where(), c.AtRunWrite), P: Preempt{At: c, After: p.After}})
 	}
 	return out
