@@ -140,9 +140,18 @@
 //     DELETED event carries the object as stored, the writer gets its
 //     request back at the stored resourceVersion (genericregistry's
 //     deleteWithoutFinalizers).
-//   - a pod's deletion is one DELETED event: kube's pod strategy makes every
-//     pod deletion graceful (a MODIFIED event setting deletionTimestamp,
-//     then the DELETED); known difference pod/delete-events.
+//   - a pod's DELETE (podstorage.go podStrategy) is kube-apiserver's own
+//     pod REST storage's: the generic registry's Delete with the pod
+//     strategy's graceful deletion, over kube's etcd3 storage over the
+//     engine's store. A pod bound to a node and not terminal stays
+//     terminating for its grace period (deletionTimestamp that far ahead,
+//     deletionGracePeriodSeconds, generation +1) until a delete with a zero
+//     grace period (its kubelet's); any other pod is deleted with a
+//     MODIFIED event setting deletionTimestamp, then the DELETED. Finalizers,
+//     propagation, preconditions and dry run are the generic registry's
+//     (fidelity: pod/delete-events, pod/delete-scheduled-graceful). An
+//     update removing the last finalizer deletes an object only once its
+//     grace period is zero (genericregistry.ShouldDeleteDuringUpdate).
 //   - a CRD is served at its storage version only (kinds.go InstallCRD);
 //     known difference crv2/two-versions-none-conversion.
 //   - eviction (eviction.go): pods/<name>/eviction with PodDisruptionBudgets,
@@ -258,11 +267,8 @@
 //     (podstorage.go).
 //   - Namespace status and finalize updates are not validated (phase against
 //     deletionTimestamp, finalizer names in spec.finalizers).
-//   - Graceful deletion periods (pods) are not modelled: an object without
-//     finalizers is removed at once (for a pod no node runs, as the real
-//     pod strategy decides too; a scheduled pod would stay Terminating for
-//     its grace period there; fidelity: pod/delete-scheduled-graceful,
-//     pinned).
+//   - Graceful deletion periods are modelled for pods only (kube's pod
+//     REST storage); no other kind's strategy asks for one.
 //   - Field selectors: the linked kinds' own fields (GetAttrs); a CRD
 //     kind's selectableFields of its served version (the custom resource
 //     strategy's GetAttrs, selectable.go); others, metadata.name and

@@ -159,7 +159,10 @@ func TestEvictionAsTheREST(t *testing.T) {
 		}
 		trail = append(trail, what)
 	}
-	if got := fmt.Sprint(trail); got != "[MODIFIED all MODIFIED a DisruptionTarget=True/EvictionByEvictionAPI DELETED a]" {
+	// The budget's status, the pod's DisruptionTarget condition, then the
+	// pod's deletion as kube's pod REST storage makes it: deletionTimestamp
+	// (MODIFIED), then, the grace period being 0 (unscheduled), DELETED.
+	if got := fmt.Sprint(trail); got != "[MODIFIED all MODIFIED a DisruptionTarget=True/EvictionByEvictionAPI MODIFIED a DisruptionTarget=True/EvictionByEvictionAPI DELETED a]" {
 		t.Errorf("the eviction's writes: %s", got)
 	}
 	if exists("a") {

@@ -1,9 +1,12 @@
 package apiserver
 
 import (
+	"context"
+
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 )
 
 // genericStrategy is the engine's strategy for the built-in kinds whose
@@ -69,8 +72,12 @@ func (genericStrategy) beforeUpdate(_ *Server, _ *Kind, _ string, _, obj *unstru
 	return obj, nil
 }
 
-func (genericStrategy) shouldDeleteDuringUpdate(obj *unstructured.Unstructured) bool {
-	return obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0
+// shouldDeleteDuringUpdate is the generic store's own
+// (genericregistry.ShouldDeleteDuringUpdate): no finalizers left, on an
+// object being deleted with no grace period left (a pod still in its
+// grace period is updated, e.g. by its kubelet, not deleted).
+func (genericStrategy) shouldDeleteDuringUpdate(old, obj *unstructured.Unstructured) bool {
+	return genericregistry.ShouldDeleteDuringUpdate(context.Background(), "", obj, old)
 }
 
 func (genericStrategy) allowCreateOnUpdate(*Kind, string) bool { return false }

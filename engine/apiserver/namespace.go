@@ -96,8 +96,8 @@ func (namespaceStrategy) prepareForUpdate(_ *Server, _ *Kind, sub string, old, o
 // shouldDeleteDuringUpdate is the namespace registry's
 // ShouldDeleteNamespaceDuringUpdate: a namespace also needs an empty
 // spec.finalizers.
-func (n namespaceStrategy) shouldDeleteDuringUpdate(obj *unstructured.Unstructured) bool {
-	return n.genericStrategy.shouldDeleteDuringUpdate(obj) && len(specFinalizers(obj)) == 0
+func (n namespaceStrategy) shouldDeleteDuringUpdate(old, obj *unstructured.Unstructured) bool {
+	return n.genericStrategy.shouldDeleteDuringUpdate(old, obj) && len(specFinalizers(obj)) == 0
 }
 
 // subresources: the finalize subresource writes spec.finalizers.

@@ -4,6 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -77,4 +82,41 @@ func (s *Server) podStorage() (*podstorage.PodStorage, error) {
 	}
 	s.pods = &ps
 	return s.pods, nil
+}
+
+// podStrategy is the Pod kind's: the linked pod strategies for every verb
+// the engine answers, and a DELETE answered by kube's own pod REST storage
+// (podStorage: the generic registry's Delete with the pod strategy's
+// graceful deletion). A pod bound to a node and not terminal is deleted
+// gracefully (its spec.terminationGracePeriodSeconds, default 30, or the
+// request's gracePeriodSeconds): deletionTimestamp set that far ahead,
+// deletionGracePeriodSeconds, generation +1, and the pod stays until a
+// delete with a zero grace period (its kubelet's, once its containers
+// stopped) or a finalizer-less update after the grace period is zero; an
+// unscheduled or terminal pod goes at once. Finalizers, propagation
+// policies, preconditions and dry run are the generic registry's.
+//
+// Ablations that touch a deletion (Finalizers, Conflicts, Generation) take
+// the engine's own delete path instead: they are deliberate departures
+// from kube that its code cannot make.
+type podStrategy struct{ *linkedStrategy }
+
+func (p podStrategy) delete(s *Server, k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	if s.ablate.Finalizers || s.ablate.Conflicts || s.ablate.Generation {
+		return s.delete(k, req, old, opts)
+	}
+	ps, err := s.podStorage()
+	if err != nil {
+		return nil, err
+	}
+	o := opts.DeepCopy()
+	if req.DryRun {
+		o.DryRun = []string{metav1.DryRunAll}
+	}
+	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), req.Namespace)
+	obj, _, err := ps.Pod.Delete(ctx, req.Name, rest.ValidateAllObjectFunc, o)
+	if err != nil {
+		return nil, err
+	}
+	return s.fromInternal(k, obj)
 }

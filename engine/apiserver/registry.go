@@ -38,7 +38,7 @@ type writeStrategy interface {
 	// shouldDeleteDuringUpdate reports whether an update that leaves obj
 	// is its deletion (the generic store's ShouldDeleteDuringUpdate: a
 	// deletionTimestamp and no finalizers left).
-	shouldDeleteDuringUpdate(obj *unstructured.Unstructured) bool
+	shouldDeleteDuringUpdate(old, obj *unstructured.Unstructured) bool
 	// allowCreateOnUpdate is the strategy's AllowCreateOnUpdate.
 	allowCreateOnUpdate(k *Kind, namespace string) bool
 	// allowUnconditionalUpdate is the strategy's AllowUnconditionalUpdate.

@@ -310,7 +310,7 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	}
 	key := storeKey(k, old.GetNamespace(), old.GetName())
 	oldRev := s.store.CurrentRev(key)
-	if k.strategy.shouldDeleteDuringUpdate(obj) {
+	if k.strategy.shouldDeleteDuringUpdate(old, obj) {
 		// The last finalizer is gone: the update becomes the deletion
 		// (genericregistry.Store.Update's errEmptiedFinalizers, then
 		// deleteWithoutFinalizers). The update itself is never stored:

@@ -371,7 +371,7 @@ var _ = register("watch/deleted-carries-last-state", func(ctx context.Context, c
 // strategy makes every pod deletion graceful (CheckGracefulDelete): the
 // store first writes deletionTimestamp and the grace period (MODIFIED),
 // then, the grace period being 0 (unscheduled, or asked for), deletes
-// (DELETED). Known: the engine deletes in one DELETED event.
+// (DELETED). The engine agrees: a pod DELETE runs kube's pod REST storage.
 var _ = register("pod/delete-events", func(ctx context.Context, c client.Client, ns string, o *Observation) {
 	if !defaultSA(ctx, c, ns, o) {
 		return

@@ -9,12 +9,9 @@ var knownDifferences = map[string]string{
 	// apiserver/doc.go: "No admission webhooks or admission plugins except
 	// NamespaceLifecycle".
 	// apiserver/doc.go: "Defaulting on read".
-	"job/update-without-defaults-noop": "engine: stores objects defaulted (the real storage defaults on read): the Job labels defaulted from the generated template labels are stored at create, so the first update carrying them is a no-op in the engine and a write in the real server",
-	// apiserver/doc.go: "Graceful deletion periods (pods) are not modelled".
-	"pod/delete-events":                 "engine: a pod's deletion is one DELETED event; kube's pod strategy makes every pod deletion graceful, so the store first writes deletionTimestamp and the grace period (MODIFIED) and then, the grace period being 0, deletes (DELETED, carrying deletionTimestamp)",
+	"job/update-without-defaults-noop":  "engine: stores objects defaulted (the real storage defaults on read): the Job labels defaulted from the generated template labels are stored at create, so the first update carrying them is a no-op in the engine and a write in the real server",
 	"crv2/two-versions-none-conversion": "engine: a CRD is served at its storage version only; another served version is a 404 (kube serves every served version, converting with strategy None by rewriting apiVersion, each version pruning and defaulting with its own schema)",
 	"watch/timeout-seconds":             "engine: a watch's timeoutSeconds is not honoured: the stream stays open until a perturbation (watchBreak) ends it, where kube ends it when the timer fires and client-go's reflector watches again",
-	"pod/delete-scheduled-graceful":     "engine: no graceful deletion: a pod bound to a node is removed at once instead of staying terminating for its grace period",
 	"pod/create-defaults-and-status":    "engine: no ServiceAccount or Priority admission (spec.serviceAccountName and spec.priority stay unset)",
 	// apiserver/builtinopenapi.go: "paths: ... The engine has no routes: a
 	// document carries no paths".

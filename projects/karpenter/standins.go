@@ -215,10 +215,14 @@ func (s *scheduler) filter(ctx context.Context, pod *corev1.Pod, n *corev1.Node)
 // that has none gets a Ready=True condition (kwok's node stage does this
 // at once for the Nodes the kwok provider creates), and a pod bound to a
 // Ready node and still Pending is set Running and Ready (kwok's pod
-// stage). Not modelled: heartbeats and leases, node status other than
-// Ready, startup taint removal (a scenario action does it), container
-// lifecycle, graceful termination (the engine deletes a pod at once,
-// apiserver/doc.go).
+// stage), and a pod being deleted on its node (the API server keeps a
+// scheduled pod terminating for its grace period) is deleted with a zero
+// grace period at once (finishDeletion; kwok stops containers at once).
+// Not modelled: heartbeats and leases, node status other than Ready,
+// startup taint removal (a scenario action does it), container lifecycle,
+// a grace period spent stopping containers, the garbage collection of
+// pods whose node is gone (kube-controller-manager's podgc: such a pod
+// stays terminating).
 func SetupKubelet(ctx context.Context, mgr *ctrlsim.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podNodeNameIndex, func(o client.Object) []string {
 		return []string{o.(*corev1.Pod).Spec.NodeName}
@@ -246,6 +250,17 @@ func (k *kubelet) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if n.DeletionTimestamp != nil {
+		// A node being deleted (Karpenter drains it first): its kubelet
+		// still confirms the deletion of the pods it ran.
+		var pods corev1.PodList
+		if err := k.c.List(ctx, &pods, client.MatchingFields{podNodeNameIndex: n.Name}); err != nil {
+			return reconcile.Result{}, err
+		}
+		for i := range pods.Items {
+			if err := k.finishDeletion(ctx, &pods.Items[i]); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
 		return reconcile.Result{}, nil
 	}
 	ready := false
@@ -268,6 +283,9 @@ func (k *kubelet) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
+		if err := k.finishDeletion(ctx, p); err != nil {
+			return reconcile.Result{}, err
+		}
 		if p.Status.Phase != corev1.PodPending && p.Status.Phase != "" || p.DeletionTimestamp != nil {
 			continue
 		}
@@ -284,4 +302,20 @@ func (k *kubelet) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		}
 	}
 	return reconcile.Result{}, nil
+}
+
+// finishDeletion deletes p with a zero grace period, its uid as
+// precondition, if it is being deleted: the API server keeps a pod bound
+// to a node terminating until its kubelet confirms (the status manager's
+// final delete once the containers stopped; under kwok they stop at
+// once). A pod gone or replaced meanwhile is left alone.
+func (k *kubelet) finishDeletion(ctx context.Context, p *corev1.Pod) error {
+	if p.DeletionTimestamp == nil {
+		return nil
+	}
+	err := k.c.Delete(ctx, p, client.GracePeriodSeconds(0), client.Preconditions{UID: &p.UID})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }
