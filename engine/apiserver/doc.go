@@ -154,15 +154,17 @@
 //     grace period is zero (genericregistry.ShouldDeleteDuringUpdate).
 //   - a CRD is served at its storage version only (kinds.go InstallCRD);
 //     known difference crv2/two-versions-none-conversion.
-//   - eviction (eviction.go): pods/<name>/eviction with PodDisruptionBudgets,
-//     as kube-apiserver's eviction REST decides it, restated (it runs over
-//     a generic store and a budget client): dry run from the request or the
-//     eviction's delete options, policy/v1 selectors (empty: every pod),
-//     unready pods under a healthy budget, checkAndDecrement (429 with the
-//     DisruptionBudget cause, Retry-After 10 s for an unprocessed budget),
-//     the budget's status write, the DisruptionTarget condition written to
-//     the pod before the delete, the resourceVersion preconditions (fidelity:
-//     pod/evict, pod/evict-dry-run-and-empty-selector; TestEvictionAsTheREST).
+//   - eviction (eviction.go): pods/<name>/eviction by kube-apiserver's own
+//     EvictionREST.Create, unmodified, from the same pod REST storage: dry
+//     run from the request or the eviction's delete options, policy/v1
+//     selectors (empty: every pod), unready pods under a healthy budget,
+//     checkAndDecrement (429 with the DisruptionBudget cause, Retry-After
+//     10 s for an unprocessed budget), the DisruptionTarget condition written
+//     to the pod before the (graceful) delete, the resourceVersion
+//     preconditions. Its PodDisruptionBudget client (kube-apiserver's
+//     loopback clientset) is answered by the server itself, as
+//     "kube-apiserver": the budget's status write is a request of its own
+//     (fidelity: pod/evict*, TestEvictionAsTheREST).
 //   - binding (binding.go): pods/<name>/binding (a core/v1 Binding) by
 //     kube-apiserver's own BindingREST.Create, unmodified, from the pod REST
 //     storage k8s.io/kubernetes/pkg/registry/core/pod/storage builds

@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"fmt"
 	"testing"
+	"testing/synctest"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -21,6 +22,12 @@ import (
 // budget is unobserved or allows nothing, 500 with two budgets, 404 for a
 // missing pod; and a Ready pod's eviction consuming the budget.
 func TestEviction(t *testing.T) {
+	// In a bubble: the client retries a 429 with Retry-After as client-go
+	// does, on virtual time.
+	synctest.Test(t, testEviction)
+}
+
+func testEviction(t *testing.T) {
 	_, c := newServer(t, apiserver.Ablations{})
 	ctx := t.Context()
 	app := map[string]string{"app": "a"}
@@ -96,6 +103,12 @@ func TestEviction(t *testing.T) {
 // its namespace; an evicted pod first gets the DisruptionTarget condition
 // (a status write without the field manager), then is deleted.
 func TestEvictionAsTheREST(t *testing.T) {
+	// In a bubble: the client retries a 429 with Retry-After (10 s, up
+	// to 10 times) as client-go does, on virtual time.
+	synctest.Test(t, testEvictionAsTheREST)
+}
+
+func testEvictionAsTheREST(t *testing.T) {
 	srv, c := newServer(t, apiserver.Ablations{})
 	ctx := t.Context()
 	running := func(name string) *corev1.Pod {

@@ -39,8 +39,9 @@ const registryPrefix = "/registry"
 // storage codec (kube stores pods as protobuf, with the same content), no
 // watch cache (the cacher: reads here are the storage's own), no kubelet
 // connection, proxy transport or authorizer (log, exec, attach, proxy and
-// port-forward are not served), and no PodDisruptionBudget client (the
-// eviction REST is not used yet: eviction.go).
+// port-forward are not served), and the eviction REST's
+// PodDisruptionBudget client answered by the server itself (eviction.go
+// pdbClient).
 func (s *Server) podStorage() (*podstorage.PodStorage, error) {
 	if s.pods != nil {
 		return s.pods, nil
@@ -76,7 +77,7 @@ func (s *Server) podStorage() (*podstorage.PodStorage, error) {
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          "/pods",
 	}
-	ps, err := podstorage.NewStorage(opts, nil, nil, nil, nil)
+	ps, err := podstorage.NewStorage(opts, nil, nil, pdbClient{s}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("apiserver: kube's pod storage: %w", err)
 	}

@@ -27,7 +27,8 @@ type Ablations struct {
 	// Generation: never set or bump metadata.generation (controller-runtime's
 	// fake client behaves like this).
 	Generation bool
-	// Conflicts: ignore resourceVersion preconditions (no 409 on stale writes).
+	// Conflicts: ignore resourceVersion preconditions (no 409 on stale
+	// writes); not inside an eviction, which kube's own REST decides.
 	Conflicts bool
 	// NoopWrites: every write creates a new revision, even when nothing changed.
 	NoopWrites bool
