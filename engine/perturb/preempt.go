@@ -58,7 +58,7 @@ type Preempt struct {
 }
 
 var (
-	_ explore.Preempter    = Preempt{}
+	_ explore.Preempter      = Preempt{}
 	_ explore.AfterPreempter = Preempt{}
 )
 
