@@ -47,6 +47,10 @@ const (
 	ProcessInfra        = "infra-stub"
 	ProcessBootstrap    = "bootstrap-stub"
 	ProcessControlPlane = "controlplane-stub"
+	// ProcessKubelet is the workload Nodes' kubelets' part in a Pod's
+	// deletion (stubs.go SetupKubeletStub): scenarios whose workload
+	// clusters have Pods name it.
+	ProcessKubelet = "kubelet-stub"
 )
 
 // The flags' defaults that the wired reconcilers read (core/main.go:169-298
@@ -162,6 +166,7 @@ func Project() (*ctrlbugs.Project, error) {
 			{Name: ProcessInfra, Setup: SetupInfraStub, Manager: stubManager()},
 			{Name: ProcessBootstrap, Setup: SetupBootstrapStub, Manager: stubManager()},
 			{Name: ProcessControlPlane, Setup: SetupControlPlaneStub, Manager: stubManager()},
+			{Name: ProcessKubelet, Setup: SetupKubeletStub, Manager: stubManager()},
 		},
 	}, nil
 }

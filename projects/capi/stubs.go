@@ -371,3 +371,31 @@ func (r *controlPlaneStub) Reconcile(ctx context.Context, req reconcile.Request)
 	}
 	return reconcile.Result{}, r.c.Status().Patch(ctx, cp, client.MergeFrom(base))
 }
+
+// SetupKubeletStub is the workload Nodes' kubelets' part in a Pod's
+// deletion: the API server deletes a Pod bound to a Node gracefully (kube's
+// pod REST storage: deletionTimestamp set, the Pod kept for its grace
+// period) until the Node's kubelet, its containers stopped, deletes it
+// with a zero grace period and the Pod's uid as precondition (the status
+// manager's final delete). The stub does so at once, as a kubelet whose
+// containers stop at once. A scenario whose workload cluster has Pods that
+// get deleted (an eviction by the drain) names this process; without it
+// the Pods stay terminating, as on Nodes whose kubelet is gone.
+func SetupKubeletStub(_ context.Context, mgr *ctrlsim.Manager) error {
+	c := mgr.GetClient()
+	return ctrl.NewControllerManagedBy(mgr).Named("kubelet").For(&corev1.Pod{}).Complete(reconcile.Func(
+		func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			p := &corev1.Pod{}
+			if err := c.Get(ctx, req.NamespacedName, p); err != nil {
+				return reconcile.Result{}, client.IgnoreNotFound(err)
+			}
+			if p.DeletionTimestamp == nil || p.Spec.NodeName == "" {
+				return reconcile.Result{}, nil
+			}
+			err := c.Delete(ctx, p, client.GracePeriodSeconds(0), client.Preconditions{UID: &p.UID})
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				return reconcile.Result{}, nil
+			}
+			return reconcile.Result{}, err
+		}))
+}
