@@ -345,4 +345,12 @@
 // mostly measure the other builds); GOCACHE 1.1 GB -> 1.3 GB. A warm
 // rebuild after an engine edit is unchanged (the linked packages are
 // cached).
+//
+// Since 2026-12-06 the engine also links kube-apiserver's pod REST storage
+// (k8s.io/kubernetes/pkg/registry/core/pod/storage, podstorage.go), which
+// brings the kubelet client, the internal printers and the pod
+// subresources' REST types into the build (their transports add
+// github.com/moby/spdystream and github.com/gorilla/websocket to every
+// project's build list, indirect); the cold build's cost was not measured
+// again.
 package apiserver
