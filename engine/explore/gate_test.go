@@ -204,3 +204,36 @@ func TestDeadProcessCallsWait(t *testing.T) {
 		}
 	})
 }
+
+// TestPreemptSearchSkipsOutsideWrites: a runnable's writes (the Beacon's,
+// outside any Reconcile) wait at the call gate and are never preempted,
+// so a preemption search over its process's writes places nothing there
+// (each placement would repeat the unperturbed run): the base run's writes
+// are all marked outside, and no placement is made.
+func TestPreemptSearchSkipsOutsideWrites(t *testing.T) {
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		cfg := &explore.Config{
+			Scenario: "outside-preempt",
+			Cluster:  explore.Cluster{Scheme: scheme(t)},
+			Controllers: []explore.Controller{{Name: "beacon", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+				return mgr.Add(&sample.Beacon{Client: mgr.GetClient(), Period: 25 * time.Second})
+			}}},
+			Horizon: time.Minute,
+		}
+		r, _ := runTrace(t, cfg)
+		if r.Writes["beacon"] == 0 {
+			t.Fatal("the beacon wrote nothing")
+		}
+		for _, e := range r.WriteLog {
+			if e.Controller == "beacon" && !e.Outside {
+				t.Errorf("a runnable's write %+v not marked outside a Reconcile", e)
+			}
+		}
+		if pl := (perturb.PreemptSearch{Preempt: perturb.Preempt{At: perturb.Crash{Controller: "beacon"}}}).Placements(r, 0); len(pl) != 0 {
+			t.Errorf("%d placements at writes outside any Reconcile: %v", len(pl), pl)
+		}
+		if pl := (perturb.CrashSearch{Crash: perturb.Crash{Controller: "beacon"}}).Placements(r, 0); len(pl) != r.Writes["beacon"] {
+			t.Errorf("a crash search places %d crashes over %d writes (a crash applies outside a Reconcile too)", len(pl), r.Writes["beacon"])
+		}
+	})
+}
