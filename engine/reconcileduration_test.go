@@ -320,3 +320,70 @@ func TestReconcileDurationPerController(t *testing.T) {
 		}
 	}
 }
+
+// busyProject is twoControllerProject with its second controller writing
+// too: "other" labels Secret "s" once per reconcile while the stepper
+// loops, so with a reconcile duration the two controllers' writes
+// interleave while each computes.
+func busyProject(t *testing.T) *engine.Project {
+	p := stepperProject(t)
+	setup := p.Controllers[0].Setup
+	p.Controllers[0].Setup = func(ctx context.Context, mgr *ctrlsim.Manager) error {
+		if err := setup(ctx, mgr); err != nil {
+			return err
+		}
+		c := mgr.GetClient()
+		return ctrl.NewControllerManagedBy(mgr).Named("other").For(&corev1.Secret{}).Complete(reconcile.Func(
+			func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+				var s corev1.Secret
+				if err := c.Get(ctx, req.NamespacedName, &s); err != nil {
+					return reconcile.Result{}, client.IgnoreNotFound(err)
+				}
+				n, _ := strconv.Atoi(s.Labels["n"])
+				if n >= 3 {
+					return reconcile.Result{}, nil
+				}
+				patch := client.MergeFrom(s.DeepCopy())
+				if s.Labels == nil {
+					s.Labels = map[string]string{}
+				}
+				s.Labels["n"] = strconv.Itoa(n + 1)
+				return reconcile.Result{}, c.Patch(ctx, &s, patch)
+			}))
+	}
+	return p
+}
+
+// TestPreemptWithReconcileDuration: with reconcile durations, a
+// preemption is decided when the Reconcile makes its write, after it has
+// computed, so the explored placement at write k of the process's run
+// pauses exactly its write k, in every placement, though the process's two
+// controllers write while the other computes.
+func TestPreemptWithReconcileDuration(t *testing.T) {
+	block := `"reconcileDuration": {"stepper": "100ms..300ms"},
+  "perturbations": [{"type": "preempt", "controller": "stepper", "explore": true}],`
+	src := strings.Replace(fmt.Sprintf(stepperScenario, block), `"objects": [`, `"objects": [
+    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"}},`, 1)
+	scn, err := scenario.Decode("stepper.json", []byte(src), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		out, err := engine.Run(t.Context(), scn, busyProject(t), engine.Options{Label: "busy"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Runs) < 8 {
+			t.Fatalf("%d placements, want one per write of the process (8)", len(out.Runs))
+		}
+		for _, r := range out.Runs {
+			k := strings.TrimPrefix(r.Label, "preempt before write ")
+			if len(r.Applied) != 1 || r.Applied[0].Times != 1 {
+				t.Errorf("%s: applied %+v, want once", r.Label, r.Applied)
+			}
+			if want := "preempted before its write " + k + " of the run"; !strings.Contains(string(r.Trace), want) {
+				t.Errorf("%s: no %q in its trace", r.Label, want)
+			}
+		}
+	})
+}

@@ -95,8 +95,17 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 	}
 	if f, ok := op.Actor.(*flight); ok && f.runningOn(w, op) {
 		if op.IsWrite() {
-			h.preempt(f, op)
+			// The Reconcile computes its duration first, then, resumed
+			// by the loop, makes the write: a preemption is decided there,
+			// where the write's place in the run is known (others may
+			// have written while it computed).
 			f.compute(w.start)
+			if f.mustWait(w) {
+				if err := w.waitResume(f); err != nil {
+					return err
+				}
+			}
+			h.preempt(f, op)
 		}
 		if f.mustWait(w) {
 			return w.waitResume(f)
