@@ -99,8 +99,7 @@ func (h *hooks) Gate(op *ctrlsim.Op) error {
 			// by the loop, makes the write: a preemption is decided there,
 			// where the write's place in the run is known (others may
 			// have written while it computed).
-			f.compute(w.start)
-			if f.mustWait(w) {
+			if f.compute(w.start) && f.mustWait(w) {
 				if err := w.waitResume(f); err != nil {
 					return err
 				}
@@ -506,8 +505,5 @@ func (h *hooks) pause(f *flight, op *ctrlsim.Op, why string) {
 		w.note(fmt.Sprintf("%s (a goroutine started by its reconcile of %q, step %d) %s: the actors ready now run before it goes on", f.c.name, f.req.String(), f.first, why))
 		w.env.Unlock()
 	}
-	f.wakeAt = time.Now().Add(PreemptPause)
-	f.waiting = why
-	time.Sleep(PreemptPause)
-	f.wakeAt, f.waiting = time.Time{}, ""
+	f.sleepImposed(PreemptPause, func(time.Time) string { return why })
 }

@@ -462,8 +462,8 @@ func (w *world) nextWake() (time.Time, bool) {
 		}
 	}
 	for _, f := range w.flights {
-		if !f.wakeAt.IsZero() {
-			consider(f.wakeAt)
+		if wakeAt, _ := f.imposedWait(); !wakeAt.IsZero() {
+			consider(wakeAt)
 		}
 	}
 	for i, a := range w.cfg.Actions {

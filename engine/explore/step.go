@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"testing/synctest"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -46,9 +47,11 @@ type flight struct {
 	// dur is how long this Reconcile computes (ReconcileDuration);
 	// computed: it has slept it, before its first write. wakeAt and
 	// waiting name a wait the engine imposed (the loop knows when it
-	// ends), for the yield's record.
+	// ends), for the yield's record: set by the goroutine that waits,
+	// read by the loop, so guarded by waitMu (setWait, imposedWait).
 	dur      time.Duration
 	computed bool
+	waitMu   sync.Mutex
 	wakeAt   time.Time
 	waiting  string
 	done     chan struct{}
@@ -57,6 +60,26 @@ type flight struct {
 	err      error
 	panicked any
 	stack    string
+}
+
+// sleepImposed sleeps d on the calling goroutine (f's, or one it
+// started) with f's imposed wait set to end then, for the reason why.
+func (f *flight) sleepImposed(d time.Duration, why func(wakeAt time.Time) string) {
+	at := time.Now().Add(d)
+	f.waitMu.Lock()
+	f.wakeAt, f.waiting = at, why(at)
+	f.waitMu.Unlock()
+	time.Sleep(d)
+	f.waitMu.Lock()
+	f.wakeAt, f.waiting = time.Time{}, ""
+	f.waitMu.Unlock()
+}
+
+// imposedWait returns f's imposed wait: when it ends (zero: none) and why.
+func (f *flight) imposedWait() (time.Time, string) {
+	f.waitMu.Lock()
+	defer f.waitMu.Unlock()
+	return f.wakeAt, f.waiting
 }
 
 // returned reports whether the Reconcile has returned. A goroutine it
@@ -177,15 +200,15 @@ func (w *world) drawDuration(c *ctrl) time.Duration {
 // compute sleeps f's duration before its first write (ReconcileDuration),
 // on f's own goroutine, outside the Env lock: the step yields and other
 // actors run until it wakes.
-func (f *flight) compute(start time.Time) {
+func (f *flight) compute(start time.Time) (slept bool) {
 	if f.computed || f.dur <= 0 {
-		return
+		return false
 	}
 	f.computed = true
-	f.wakeAt = time.Now().Add(f.dur)
-	f.waiting = fmt.Sprintf("reconcile duration %s: it computes until t=%s before its first write", f.dur, fmtDur(f.wakeAt.Sub(start)))
-	time.Sleep(f.dur)
-	f.wakeAt, f.waiting = time.Time{}, ""
+	f.sleepImposed(f.dur, func(at time.Time) string {
+		return fmt.Sprintf("reconcile duration %s: it computes until t=%s before its first write", f.dur, fmtDur(at.Sub(start)))
+	})
+	return true
 }
 
 // reconcile runs one step: it starts a Reconcile of req on c and, in a
@@ -233,10 +256,10 @@ func (w *world) yield(f *flight) {
 	rec := f.rec
 	rec.End = fmtDur(w.now())
 	rec.Result = "yield"
-	if f.waiting != "" && !f.wakeAt.IsZero() {
+	if wakeAt, waiting := f.imposedWait(); waiting != "" && !wakeAt.IsZero() {
 		// A wait the engine imposed: it knows when it ends, so the run
 		// need not be treated as never quiescent.
-		rec.Notes = append(rec.Notes, f.waiting+": other actors run; it resumes as a later step")
+		rec.Notes = append(rec.Notes, waiting+": other actors run; it resumes as a later step")
 		f.rec = nil
 		f.yielded = true
 		w.cur, w.curCtrl = nil, nil

@@ -68,9 +68,10 @@ func StubCall(ctx context.Context, stub string) {
 		return
 	}
 	if f, ok := ctrlsim.ActorOf(ctx).(*flight); ok {
-		f.wakeAt = time.Now().Add(d)
-		f.waiting = fmt.Sprintf("stub %s of %s: the out-of-process call takes %s", stub, s.proc, d)
-		defer func() { f.wakeAt, f.waiting = time.Time{}, "" }()
+		f.sleepImposed(d, func(time.Time) string {
+			return fmt.Sprintf("stub %s of %s: the out-of-process call takes %s", stub, s.proc, d)
+		})
+		return
 	}
 	time.Sleep(d)
 }
