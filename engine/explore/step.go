@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
-	"testing/synctest"
 	"sync"
+	"testing/synctest"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
