@@ -70,7 +70,7 @@ test: test-engine test-projects
 # upstream's goroutines beside the engine's loop (controller-runtime's own
 # cache): their tests run under the race detector too.
 test-engine: kubectl
-	cd engine && go vet ./... && CTRLBUGS_REQUIRE_KUBECTL=1 go test -vet=off -count=1 ./... && go test -vet=off -count=1 -race ./etcdkv/ ./ctrlsim/ ./explore/
+	cd engine && go vet ./... && CTRLBUGS_REQUIRE_KUBECTL=1 go test -vet=off -count=1 ./... && go test -vet=off -count=1 -race . ./etcdkv/ ./ctrlsim/ ./explore/
 
 # The projects' tests run TestScenarios in its reference tier (the default
 # of CTRLBUGS_TIER): each scenario's reference run twice; the full searches
