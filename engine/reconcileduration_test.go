@@ -242,23 +242,7 @@ func TestReconcileDurationPerController(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var traces [2]string
-			for i := range traces {
-				enginetest.Bubble(t, 1, func(t *testing.T) {
-					out, err := engine.Run(t.Context(), scn, twoControllerProject(t), engine.Options{Label: tc.name})
-					if err != nil {
-						t.Fatal(err)
-					}
-					traces[i] = string(out.Runs[0].Trace)
-				})
-			}
-			if traces[0] != traces[1] {
-				t.Fatal("two runs of the same scenario and seed differ")
-			}
-			tr, err := trace.Read(strings.NewReader(traces[0]))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := firstTraceTwice(t, scn, twoControllerProject, tc.name)
 			for k, v := range tc.header {
 				if got := tr.Header.ReconcileDurations[k]; got != v {
 					t.Errorf("header reconcileDurations[%s] = %q, want %q (header: %v)", k, got, v, tr.Header.ReconcileDurations)
@@ -386,4 +370,30 @@ func TestPreemptWithReconcileDuration(t *testing.T) {
 			}
 		}
 	})
+}
+
+// firstTraceTwice runs scn on the project newProject builds twice, each
+// in a bubble of its own, fails the test unless the two first runs'
+// traces are byte-identical (same scenario and seed), and returns that
+// trace, read.
+func firstTraceTwice(t *testing.T, scn *scenario.Scenario, newProject func(*testing.T) *engine.Project, label string) *trace.Trace {
+	t.Helper()
+	var traces [2]string
+	for i := range traces {
+		enginetest.Bubble(t, 1, func(t *testing.T) {
+			out, err := engine.Run(t.Context(), scn, newProject(t), engine.Options{Label: label})
+			if err != nil {
+				t.Fatal(err)
+			}
+			traces[i] = string(out.Runs[0].Trace)
+		})
+	}
+	if traces[0] != traces[1] {
+		t.Fatal("two runs of the same scenario and seed differ")
+	}
+	tr, err := trace.Read(strings.NewReader(traces[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }

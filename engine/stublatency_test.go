@@ -18,7 +18,6 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/scenario"
-	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
 // stubProject is stepperProject's loop with an out-of-process call before
@@ -75,23 +74,7 @@ func TestStubLatency(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var traces [2]string
-			for i := range traces {
-				enginetest.Bubble(t, 1, func(t *testing.T) {
-					out, err := engine.Run(t.Context(), scn, stubProject(t, "cloud.Create"), engine.Options{Label: tc.name})
-					if err != nil {
-						t.Fatal(err)
-					}
-					traces[i] = string(out.Runs[0].Trace)
-				})
-			}
-			if traces[0] != traces[1] {
-				t.Fatal("two runs of the same scenario and seed differ")
-			}
-			tr, err := trace.Read(strings.NewReader(traces[0]))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := firstTraceTwice(t, scn, func(t *testing.T) *engine.Project { return stubProject(t, "cloud.Create") }, tc.name)
 			var writes []time.Duration
 			notes := 0
 			for _, s := range tr.Steps {
