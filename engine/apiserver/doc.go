@@ -77,7 +77,10 @@
 //     ConfigMap, Secret, ServiceAccount, Service, Deployment, ReplicaSet,
 //     StatefulSet, DaemonSet, Job, PodDisruptionBudget, Lease,
 //     EndpointSlice, Node, Endpoints, PersistentVolume(Claim), StorageClass,
-//     VolumeAttachment and CSINode. A request body is decoded as the real handler decodes
+//     VolumeAttachment, CSINode, and what kube-scheduler's default profile
+//     watches besides (ReplicationController, CSIDriver, CSIStorageCapacity,
+//     DeviceClass, ResourceSlice; ResourceClaim is served with the generic
+//     rules: its strategy needs a namespace client and an authorizer). A request body is decoded as the real handler decodes
 //     it (the v1 defaulting functions, SetObjectDefaults_*, and the
 //     conversion to the internal version and back); apply merges through a
 //     field manager with the same defaulter; then, after the field manager,

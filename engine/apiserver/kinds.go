@@ -34,12 +34,17 @@ import (
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
+	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
 	"k8s.io/kubernetes/pkg/registry/core/secret"
 	"k8s.io/kubernetes/pkg/registry/core/service"
 	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
 	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
 	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
+	"k8s.io/kubernetes/pkg/registry/resource/deviceclass"
+	"k8s.io/kubernetes/pkg/registry/resource/resourceslice"
+	"k8s.io/kubernetes/pkg/registry/storage/csidriver"
 	"k8s.io/kubernetes/pkg/registry/storage/csinode"
+	"k8s.io/kubernetes/pkg/registry/storage/csistoragecapacity"
 	"k8s.io/kubernetes/pkg/registry/storage/storageclass"
 	"k8s.io/kubernetes/pkg/registry/storage/volumeattachment"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -121,6 +126,19 @@ var builtinKinds = []struct {
 	// learn its volume limits (state/statenode.go), NotFound until a
 	// kubelet's CSI plugins register.
 	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode"}, "csinodes", false, false, false, linked(csinode.Strategy, nil, nil)},
+	// What kube-scheduler's default profile watches besides the above
+	// (engine/kubescheduler): its informers list these at start and wait
+	// for them to sync, so a server without them never schedules.
+	{schema.GroupVersionKind{Version: "v1", Kind: "ReplicationController"}, "replicationcontrollers", true, true, true, linked(replicationcontroller.Strategy, replicationcontroller.StatusStrategy, replicationcontroller.GetAttrs)},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "CSIDriver"}, "csidrivers", false, false, true, linked(csidriver.Strategy, nil, nil)},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "CSIStorageCapacity"}, "csistoragecapacities", true, false, false, linked(csistoragecapacity.Strategy, nil, nil)},
+	{schema.GroupVersionKind{Group: "resource.k8s.io", Version: "v1", Kind: "DeviceClass"}, "deviceclasses", false, false, true, linked(deviceclass.Strategy, nil, nil)},
+	{schema.GroupVersionKind{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceSlice"}, "resourceslices", false, false, true, linked(resourceslice.Strategy, nil, resourceslice.GetAttrs)},
+	// ResourceClaims: served with the generic strategy (object-meta
+	// validation only). kube's resourceclaim.NewStrategy needs a namespace
+	// client and an authorizer for its admin-access check; no scenario
+	// writes a claim (the scheduler only reads them).
+	{schema.GroupVersionKind{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceClaim"}, "resourceclaims", true, true, false, builtinStrategy},
 	{schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "customresourcedefinitions", false, true, true, crdStrategy{}},
 }
 

@@ -40,7 +40,8 @@ func TestKindStrategies(t *testing.T) {
 		{Group: "storage.k8s.io", Kind: "StorageClass"}, {Group: "storage.k8s.io", Kind: "VolumeAttachment"}, {Group: "storage.k8s.io", Kind: "CSINode"},
 		{Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "ReplicaSet"}, {Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"},
 		{Group: "batch", Kind: "Job"}, {Group: "coordination.k8s.io", Kind: "Lease"}, {Group: "discovery.k8s.io", Kind: "EndpointSlice"},
-		{Group: "policy", Kind: "PodDisruptionBudget"}} {
+		{Group: "policy", Kind: "PodDisruptionBudget"}, {Kind: "ReplicationController"}, {Group: "storage.k8s.io", Kind: "CSIDriver"},
+		{Group: "storage.k8s.io", Kind: "CSIStorageCapacity"}, {Group: "resource.k8s.io", Kind: "DeviceClass"}, {Group: "resource.k8s.io", Kind: "ResourceSlice"}} {
 		linkedKinds[gk] = true
 	}
 	widget := schema.GroupKind{Group: "example.com", Kind: "Widget"}
@@ -52,7 +53,9 @@ func TestKindStrategies(t *testing.T) {
 		conditional := gk == widget || gk == schema.GroupKind{Group: "coordination.k8s.io", Kind: "Lease"} ||
 			gk == schema.GroupKind{Group: "policy", Kind: "PodDisruptionBudget"} ||
 			gk == schema.GroupKind{Group: "storage.k8s.io", Kind: "VolumeAttachment"} ||
-			gk == schema.GroupKind{Group: "storage.k8s.io", Kind: "CSINode"}
+			gk == schema.GroupKind{Group: "storage.k8s.io", Kind: "CSINode"} ||
+			gk == schema.GroupKind{Group: "storage.k8s.io", Kind: "CSIDriver"} ||
+			gk == schema.GroupKind{Group: "storage.k8s.io", Kind: "CSIStorageCapacity"}
 		if want := !conditional; k.Unconditional != want {
 			t.Errorf("%v: unconditional update %v, want %v", gk, k.Unconditional, want)
 		}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
@@ -69,4 +70,15 @@ type newStyle struct{ r *recorder }
 
 func (n newStyle) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
 	n.r.emit(regarding, eventtype, reason, fmt.Sprintf(note, args...))
+}
+
+// WithLogger implements events.EventRecorderLogger: the trace has no
+// logger to attach.
+func (n newStyle) WithLogger(klog.Logger) events.EventRecorderLogger { return n }
+
+// EventRecorderLogger is a new-style recorder, with a logger attached as
+// client-go's events.EventRecorderLogger (what kube-scheduler's
+// profile.RecorderFactory makes), that keeps events in the trace.
+func (m *Manager) EventRecorderLogger(name string) events.EventRecorderLogger {
+	return newStyle{&recorder{m: m, name: name}}
 }
