@@ -44,6 +44,7 @@ import (
 	ctrlbugs "github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/kubescheduler"
 	"github.com/ctrlbugs/corpus/engine/explore"
 )
 
@@ -55,7 +56,7 @@ const UpstreamModule = "sigs.k8s.io/karpenter"
 // it (standins.go).
 const (
 	ProcessKarpenter = "karpenter"
-	ProcessScheduler = "kube-scheduler"
+	ProcessScheduler = kubescheduler.Name
 	ProcessKubelet   = "kubelet"
 )
 
@@ -121,7 +122,10 @@ func Project() (*ctrlbugs.Project, error) {
 		// (the provisioner's batcher yields every second), so such a
 		// goroutine is never mistaken for a finished run: it would act
 		// after the horizon.
-		Immortal: []string{"github.com/patrickmn/go-cache.(*janitor).Run", "sigs.k8s.io/karpenter/kwok/cloudprovider.CloudProvider.Create.func1"},
+		//
+		// kube-scheduler's metrics recorders (kubescheduler.Immortal).
+		Immortal: append([]string{"github.com/patrickmn/go-cache.(*janitor).Run", "sigs.k8s.io/karpenter/kwok/cloudprovider.CloudProvider.Create.func1"},
+			kubescheduler.Immortal...),
 		Controllers: []explore.Controller{
 			{
 				Name:        ProcessKarpenter,
@@ -151,9 +155,10 @@ func Project() (*ctrlbugs.Project, error) {
 					SyncInReconcile: true,
 				},
 			},
-			// The stand-ins run controller-runtime's cache with its
-			// defaults.
-			{Name: ProcessScheduler, Setup: SetupScheduler, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}},
+			// The real kube-scheduler (engine/kubescheduler), on its own
+			// informers. The kubelet stand-in runs controller-runtime's
+			// cache with its defaults.
+			{Name: ProcessScheduler, Setup: kubescheduler.Setup, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}},
 			{Name: ProcessKubelet, Setup: SetupKubelet, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}},
 		},
 	}, nil
