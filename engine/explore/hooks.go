@@ -220,7 +220,13 @@ func (h *hooks) record(op *ctrlsim.Op, f *flight) {
 				// (flight.runningOn): say whose.
 				who = fmt.Sprintf("%s (a goroutine started by its reconcile of %q, step %d)", af.c.name, af.req.String(), af.first)
 			}
-			w.note(fmt.Sprintf("%s %s %s %s: %s", who, op.Verb, op.GVK.GroupKind().String(), keyString(op.Namespace, op.Name), strings.Join(changeOf(op.Written), ", ")))
+			// The verb with its subresource, as oracles name writes
+			// ("create/binding"): a binding is not a pod's creation.
+			v := op.Verb.String()
+			if op.Subresource != "" {
+				v += "/" + op.Subresource
+			}
+			w.note(fmt.Sprintf("%s %s %s %s: %s", who, v, op.GVK.GroupKind().String(), keyString(op.Namespace, op.Name), strings.Join(changeOf(op.Written), ", ")))
 		}
 		return
 	}

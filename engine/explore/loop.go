@@ -180,15 +180,22 @@ func (w *world) loop() error {
 
 // unappliedDurations fails a run in which a stub latency never applied
 // (the stub was never called), a stub its harness does not declare was
-// called, or a per-controller reconcile duration
+// called, a per-controller reconcile duration
 // (Controller.ControllerDurations) named no controller its process ever
-// ran: the scenario asked for something that never applied.
+// ran, or a process's reconcile duration was set on a process that ran no
+// controller: the scenario asked for something that never applied.
 func (w *world) unappliedDurations() error {
 	var missing []string
 	for _, p := range w.procs {
 		missing = append(missing, p.stubs.problems()...)
 	}
 	for _, spec := range w.cfg.Controllers {
+		if !spec.ReconcileDuration.IsZero() && !slices.ContainsFunc(w.ctrls, func(c *ctrl) bool { return c.proc.spec.Name == spec.Name }) {
+			// A process whose goroutines are all upstream's own (a
+			// runnable such as kube-scheduler): no reconcile of its
+			// takes a duration.
+			missing = append(missing, fmt.Sprintf("reconcileDuration.%s: process %s ran no controller (its work runs on goroutines of its own, which take no reconcile duration)", spec.Name, spec.Name))
+		}
 		for _, key := range slices.Sorted(maps.Keys(spec.ControllerDurations)) {
 			var ran []string
 			found := false

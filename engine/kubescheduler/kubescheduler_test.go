@@ -116,7 +116,9 @@ func notesFor(tr *trace.Trace, pod string) []string {
 //   - preemption: a higher-priority pod that fits nowhere gets
 //     nominatedNodeName, its victim the DisruptionTarget condition and a
 //     graceful delete; it is bound once the kubelet has confirmed the
-//     victim's deletion.
+//     victim's deletion;
+//   - a reconcileDuration for the scheduler fails the run: it has no
+//     reconcile to take it.
 func TestRealScheduler(t *testing.T) {
 	del := func(name string, at string) string {
 		return fmt.Sprintf(`{"name": "delete-%s", "at": {"time": %q}, "op": "delete", "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": %q, "namespace": "default"}}}`, name, at, name)
@@ -143,6 +145,20 @@ func TestRealScheduler(t *testing.T) {
 		if len(got) != 2 || !strings.HasPrefix(got[0], "0s ") || !strings.HasPrefix(got[1], "500ms ") || !strings.Contains(got[1], `spec.nodeName="n2"`) {
 			t.Errorf("p's writes by the scheduler: want Unschedulable at 0s, bound to n2 at 500ms; got\n%s", strings.Join(got, "\n"))
 		}
+	})
+	t.Run("reconcile-duration-refused", func(t *testing.T) {
+		src := fmt.Sprintf(`{"name": "slow", "project": "sample", "controllers": [%q, "kubelet"], "reconcileDuration": {%q: "20s"},
+  "objects": [%s], "search": {"horizon": "1m"}, "oracles": [{"name": "any", "type": "cel", "expr": "true"}]}`, kubescheduler.Name, kubescheduler.Name, pod("p", "1", 0))
+		scn, err := scenario.Decode("slow.json", []byte(src), ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		enginetest.Bubble(t, 1, func(t *testing.T) {
+			_, err := engine.Run(t.Context(), scn, project(t), engine.Options{Label: "slow"})
+			if err == nil || !strings.Contains(err.Error(), "reconcileDuration.kube-scheduler: process kube-scheduler ran no controller") {
+				t.Fatalf("err = %v, want the unapplied reconcileDuration named", err)
+			}
+		})
 	})
 	t.Run("preemption", func(t *testing.T) {
 		tr := run(t, "preemption", fmt.Sprintf(node, "n1", "1", "1")+","+pod("low", "800m", 0),
