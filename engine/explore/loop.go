@@ -182,8 +182,9 @@ func (w *world) loop() error {
 // (the stub was never called), a stub its harness does not declare was
 // called, a per-controller reconcile duration
 // (Controller.ControllerDurations) named no controller its process ever
-// ran, or a process's reconcile duration was set on a process that ran no
-// controller: the scenario asked for something that never applied.
+// ran, a process's reconcile duration was set on a process that ran no
+// controller, or an ordering named such a process: the scenario asked for
+// something that never applied.
 func (w *world) unappliedDurations() error {
 	var missing []string
 	for _, p := range w.procs {
@@ -208,6 +209,19 @@ func (w *world) unappliedDurations() error {
 			}
 			if !found {
 				missing = append(missing, fmt.Sprintf("reconcileDuration.%s: process %s ran no controller %q (it ran: %s)", key, spec.Name, key, strings.Join(ran, ", ")))
+			}
+		}
+	}
+	for _, p := range w.cfg.Perturbations {
+		sc, ok := p.(Scheduler)
+		if !ok {
+			continue
+		}
+		for _, name := range sc.Ordered() {
+			if !slices.ContainsFunc(w.ctrls, func(c *ctrl) bool { return c.proc.spec.Name == name }) {
+				// kube-scheduler, say: its goroutines' calls wait at the
+				// call gate, released in key order, not stepped.
+				missing = append(missing, fmt.Sprintf("%s: process %s ran no controller, so no step of its is ordered (its goroutines' calls are released at the call gate in key order)", p.Describe(), name))
 			}
 		}
 	}

@@ -117,8 +117,9 @@ func notesFor(tr *trace.Trace, pod string) []string {
 //     nominatedNodeName, its victim the DisruptionTarget condition and a
 //     graceful delete; it is bound once the kubelet has confirmed the
 //     victim's deletion;
-//   - a reconcileDuration for the scheduler fails the run: it has no
-//     reconcile to take it.
+//   - a reconcileDuration for the scheduler, or an ordering that names it,
+//     fails the run: it has no reconcile to take the one or order by the
+//     other.
 func TestRealScheduler(t *testing.T) {
 	del := func(name string, at string) string {
 		return fmt.Sprintf(`{"name": "delete-%s", "at": {"time": %q}, "op": "delete", "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": %q, "namespace": "default"}}}`, name, at, name)
@@ -157,6 +158,21 @@ func TestRealScheduler(t *testing.T) {
 			_, err := engine.Run(t.Context(), scn, project(t), engine.Options{Label: "slow"})
 			if err == nil || !strings.Contains(err.Error(), "reconcileDuration.kube-scheduler: process kube-scheduler ran no controller") {
 				t.Fatalf("err = %v, want the unapplied reconcileDuration named", err)
+			}
+		})
+	})
+	t.Run("ordering-refused", func(t *testing.T) {
+		src := fmt.Sprintf(`{"name": "order", "project": "sample", "controllers": [%q, "kubelet"],
+  "perturbations": [{"type": "ordering", "controllers": [%q, "kubelet"], "from": {"time": "0s"}, "for": "30s"}],
+  "objects": [%s], "search": {"horizon": "1m"}, "oracles": [{"name": "any", "type": "cel", "expr": "true"}]}`, kubescheduler.Name, kubescheduler.Name, pod("p", "1", 0))
+		scn, err := scenario.Decode("order.json", []byte(src), ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		enginetest.Bubble(t, 1, func(t *testing.T) {
+			_, err := engine.Run(t.Context(), scn, project(t), engine.Options{Label: "order"})
+			if err == nil || !strings.Contains(err.Error(), "process kube-scheduler ran no controller, so no step of its is ordered") {
+				t.Fatalf("err = %v, want the ordering that cannot apply to kube-scheduler named", err)
 			}
 		})
 	})
