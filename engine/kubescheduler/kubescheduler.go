@@ -160,7 +160,7 @@ func run(ctx context.Context, mgr *ctrlsim.Manager) error {
 	factory := scheduler.NewInformerFactory(listFirst{cs}, 0)
 	recorders := profile.RecorderFactory(mgr.EventRecorderLogger)
 	sched, err := scheduler.New(ctx, cs, factory, nil, recorders,
-		scheduler.WithComponentConfigVersion(cfg.TypeMeta.APIVersion),
+		scheduler.WithComponentConfigVersion(cfg.APIVersion),
 		scheduler.WithKubeConfig(rc),
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),

@@ -138,6 +138,7 @@ require (
 	k8s.io/component-helpers v0.36.4 // indirect
 	k8s.io/controller-manager v0.36.4 // indirect
 	k8s.io/cri-api v0.36.4 // indirect
+	k8s.io/dynamic-resource-allocation v0.36.4 // indirect
 	k8s.io/endpointslice v0.36.4 // indirect
 	k8s.io/gengo/v2 v2.0.0-20251215205346-5ee0d033ba5b // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
