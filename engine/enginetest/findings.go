@@ -670,7 +670,18 @@ func firstDiff(a, b []byte) string {
 	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
 	for i := range min(len(al), len(bl)) {
 		if al[i] != bl[i] {
-			return fmt.Sprintf("line %d: recorded %.200s | now %.200s", i+1, al[i], bl[i])
+			// From a little before where the two lines part: a long record
+			// (a run's final one) differs far from its start.
+			at := 0
+			for at < len(al[i]) && at < len(bl[i]) && al[i][at] == bl[i][at] {
+				at++
+			}
+			from := max(at-60, 0)
+			cut := ""
+			if from > 0 {
+				cut = "…"
+			}
+			return fmt.Sprintf("line %d, from byte %d: recorded %s%.200s | now %s%.200s", i+1, from, cut, al[i][from:], cut, bl[i][from:])
 		}
 	}
 	return fmt.Sprintf("recorded %d lines, now %d", len(al), len(bl))
