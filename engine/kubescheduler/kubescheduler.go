@@ -31,6 +31,14 @@
 //     schedule_one.go), is the same in every run. With 16 workers the list
 //     is filled in completion order, which the Go scheduler decides.
 //
+// Not modelled: a scheduling cycle takes no virtual time, so the queue is
+// never busy when a backoff would matter (with SchedulerPopFromBackoffQ,
+// on by default, an idle scheduler takes a backing-off pod at once); a
+// scheduler held up under load is stood for by a lag of its views
+// (staleness on its process). Its events (FailedScheduling, Scheduled,
+// Preempted) reach the trace only while a step of its process runs, which
+// never happens: the trace shows its writes (notes), not its events.
+//
 // Left to upstream's map iteration (not made deterministic here, caught by
 // the run-twice check of any scenario it would change): preemption's choice
 // among equally good candidate nodes (framework/preemption/preemption.go,
