@@ -148,33 +148,12 @@ func TestRealScheduler(t *testing.T) {
 		}
 	})
 	t.Run("reconcile-duration-refused", func(t *testing.T) {
-		src := fmt.Sprintf(`{"name": "slow", "project": "sample", "controllers": [%q, "kubelet"], "reconcileDuration": {%q: "20s"},
-  "objects": [%s], "search": {"horizon": "1m"}, "oracles": [{"name": "any", "type": "cel", "expr": "true"}]}`, kubescheduler.Name, kubescheduler.Name, pod("p", "1", 0))
-		scn, err := scenario.Decode("slow.json", []byte(src), ".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		enginetest.Bubble(t, 1, func(t *testing.T) {
-			_, err := engine.Run(t.Context(), scn, project(t), engine.Options{Label: "slow"})
-			if err == nil || !strings.Contains(err.Error(), "reconcileDuration.kube-scheduler: process kube-scheduler ran no controller") {
-				t.Fatalf("err = %v, want the unapplied reconcileDuration named", err)
-			}
-		})
+		refused(t, fmt.Sprintf(`"reconcileDuration": {%q: "20s"},`, kubescheduler.Name),
+			"reconcileDuration.kube-scheduler: process kube-scheduler ran no controller")
 	})
 	t.Run("ordering-refused", func(t *testing.T) {
-		src := fmt.Sprintf(`{"name": "order", "project": "sample", "controllers": [%q, "kubelet"],
-  "perturbations": [{"type": "ordering", "controllers": [%q, "kubelet"], "from": {"time": "0s"}, "for": "30s"}],
-  "objects": [%s], "search": {"horizon": "1m"}, "oracles": [{"name": "any", "type": "cel", "expr": "true"}]}`, kubescheduler.Name, kubescheduler.Name, pod("p", "1", 0))
-		scn, err := scenario.Decode("order.json", []byte(src), ".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		enginetest.Bubble(t, 1, func(t *testing.T) {
-			_, err := engine.Run(t.Context(), scn, project(t), engine.Options{Label: "order"})
-			if err == nil || !strings.Contains(err.Error(), "process kube-scheduler ran no controller, so no step of its is ordered") {
-				t.Fatalf("err = %v, want the ordering that cannot apply to kube-scheduler named", err)
-			}
-		})
+		refused(t, fmt.Sprintf(`"perturbations": [{"type": "ordering", "controllers": [%q, "kubelet"], "from": {"time": "0s"}, "for": "30s"}],`, kubescheduler.Name),
+			"process kube-scheduler ran no controller, so no step of its is ordered")
 	})
 	t.Run("preemption", func(t *testing.T) {
 		tr := run(t, "preemption", fmt.Sprintf(node, "n1", "1", "1")+","+pod("low", "800m", 0),
@@ -190,6 +169,25 @@ func TestRealScheduler(t *testing.T) {
 			if !strings.Contains(low, want) {
 				t.Errorf("low's writes by the scheduler lack %q:\n%s", want, low)
 			}
+		}
+	})
+}
+
+// refused runs a one-pod scenario with block (scenario fields, each
+// followed by a comma) added, and requires the run to fail naming want:
+// something the scenario asks of kube-scheduler that cannot apply to it.
+func refused(t *testing.T, block, want string) {
+	t.Helper()
+	src := fmt.Sprintf(`{"name": "refused", "project": "sample", "controllers": [%q, "kubelet"], %s
+  "objects": [%s], "search": {"horizon": "1m"}, "oracles": [{"name": "any", "type": "cel", "expr": "true"}]}`, kubescheduler.Name, block, pod("p", "1", 0))
+	scn, err := scenario.Decode("refused.json", []byte(src), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	enginetest.Bubble(t, 1, func(t *testing.T) {
+		_, err := engine.Run(t.Context(), scn, project(t), engine.Options{Label: "refused"})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("err = %v, want it to name %q", err, want)
 		}
 	})
 }
