@@ -134,6 +134,18 @@ func (c *strictClock) Now() time.Time {
 	return t
 }
 
+// NewTimer rounds d to the microsecond: the tie-break's nanoseconds must
+// not move a timer (the backoff queue aligns its flush to whole seconds
+// from a reading).
+func (c *strictClock) NewTimer(d time.Duration) clock.Timer {
+	return c.RealClock.NewTimer(d.Round(time.Microsecond))
+}
+
+// After rounds d to the microsecond, as NewTimer.
+func (c *strictClock) After(d time.Duration) <-chan time.Time {
+	return c.RealClock.After(d.Round(time.Microsecond))
+}
+
 // Since implements clock.PassiveClock with Now.
 func (c *strictClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
