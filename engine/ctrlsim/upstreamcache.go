@@ -272,6 +272,14 @@ func (c *Cache) syncInReconcile(ctx context.Context, gk schema.GroupKind, get fu
 	if !ok {
 		return nil
 	}
+	// Whether the process already had a view of gk, asked before the
+	// informer starts: once it has started, its reflector may open the
+	// view (watchPos) before or after this goroutine looks, as the
+	// scheduler has them run.
+	env := c.client.env
+	env.Lock()
+	_, opened := c.pos[gk]
+	env.Unlock()
 	inf, err := get(cache.BlockUntilSynced(false))
 	if err != nil || inf.HasSynced() {
 		return err
@@ -281,15 +289,20 @@ func (c *Cache) syncInReconcile(ctx context.Context, gk schema.GroupKind, get fu
 		return nil
 	}
 	defer end()
-	// The view moves once: a stream the reflector opens meanwhile starts
-	// from it (and each move asks the hooks, which count what they bound:
-	// moving it once a round would count the scheduler's rounds).
-	env := c.client.env
-	env.Lock()
-	_, err = c.Sync(gk)
-	env.Unlock()
-	if err != nil {
-		return err
+	if opened {
+		// The view moves once: a stream the reflector opens meanwhile
+		// starts from it (and each move asks the hooks, which count what
+		// they bound: moving it once a round would count the scheduler's
+		// rounds). A view the new reflector opens itself starts where
+		// its first list does, at this instant, which a move now could
+		// not change: only the hooks' count would, and only when the
+		// reflector had come first.
+		env.Lock()
+		_, err = c.Sync(gk)
+		env.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 	for range catchUpSpins {
 		if inf.HasSynced() {
