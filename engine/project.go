@@ -1,17 +1,19 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
-	"github.com/ctrlbugs/corpus/engine/builtin"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/kcm"
 	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
@@ -102,30 +104,46 @@ func (p *Project) servedKinds() ([]schema.GroupVersionKind, error) {
 // ones (which a scenario runs only if it lists them).
 func (p *Project) controllers() []explore.Controller {
 	out := append([]explore.Controller{}, p.Controllers...)
-	has := func(name string) bool {
-		return slices.ContainsFunc(out, func(c explore.Controller) bool { return c.Name == name })
-	}
-	if !has(builtin.GarbageCollectorName) {
-		out = append(out, GarbageCollector())
-	}
-	if !has(builtin.NamespaceControllerName) {
-		out = append(out, NamespaceController())
+	for _, c := range KubeControllerManager() {
+		if !slices.ContainsFunc(out, func(o explore.Controller) bool { return o.Name == c.Name }) {
+			out = append(out, c)
+		}
 	}
 	return out
 }
 
-// NamespaceController is the built-in namespace controller, as a controller
-// scenarios can list by name ("namespace-controller").
-func NamespaceController() explore.Controller {
-	return explore.Controller{Name: builtin.NamespaceControllerName, Setup: builtin.SetupNamespaceController,
-		Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}}
+// KubeControllerManager returns kube-controller-manager's controllers the
+// engine runs (package kcm), each as a process scenarios list by name:
+// "garbage-collector", "namespace-controller", "disruption-controller".
+// Each runs upstream's own goroutines, which take no steps; their API
+// calls wait at the call gate and their writes are in the trace as notes.
+func KubeControllerManager() []explore.Controller {
+	return []explore.Controller{GarbageCollector(), NamespaceController(), DisruptionController()}
 }
 
-// GarbageCollector is the built-in ownerReference garbage collector, as a
-// controller scenarios can list by name ("garbage-collector").
+// kcmProcess is one of package kcm's controllers as a process: its
+// informers are client-go's, watching through the REST seam, which a
+// process serves from controller-runtime's cache (UpstreamCache).
+func kcmProcess(name string, setup func(context.Context, *ctrlsim.Manager) error) explore.Controller {
+	return explore.Controller{Name: name, Setup: setup, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}}
+}
+
+// NamespaceController is kube-controller-manager's namespace controller
+// (kcm.SetupNamespaceController), as scenarios list it.
+func NamespaceController() explore.Controller {
+	return kcmProcess(kcm.NamespaceControllerName, kcm.SetupNamespaceController)
+}
+
+// GarbageCollector is kube-controller-manager's garbage collector
+// (kcm.SetupGarbageCollector), as scenarios list it.
 func GarbageCollector() explore.Controller {
-	return explore.Controller{Name: builtin.GarbageCollectorName, Setup: builtin.SetupGarbageCollector,
-		Manager: ctrlsim.ManagerOptions{CacheUnstructured: true}}
+	return kcmProcess(kcm.GarbageCollectorName, kcm.SetupGarbageCollector)
+}
+
+// DisruptionController is kube-controller-manager's disruption controller
+// (kcm.SetupDisruptionController), as scenarios list it.
+func DisruptionController() explore.Controller {
+	return kcmProcess(kcm.DisruptionControllerName, kcm.SetupDisruptionController)
 }
 
 // LoadScenario loads a scenario file and validates it against the project:

@@ -37,7 +37,8 @@
 //   - deletion: finalizers hold the object with deletionTimestamp set until the
 //     last one is removed (every delete of a held object sets
 //     deletionGracePeriodSeconds 0, as the generic registry's markAsDeleting); orphan and foreground propagation add their
-//     finalizers (the garbage collector that acts on them is package builtin).
+//     finalizers (the garbage collector that acts on them is
+//     kube-controller-manager's own, package kcm).
 //   - managed fields and server-side apply, through apimachinery's
 //     managedfields.FieldManager (structured-merge-diff), with type converters
 //     built from client-go's built-in schemas and, for CRDs, from the CRD's
@@ -196,7 +197,7 @@
 //     Terminating and keeps the namespace; it goes once spec.finalizers and
 //     metadata.finalizers are both empty (a finalize that empties them, or a
 //     later delete). Emptying spec.finalizers is the namespace controller's
-//     job (package builtin). Fidelity: ns/*.
+//     job (kube-controller-manager's own, package kcm). Fidelity: ns/*.
 //
 // # Fidelity
 //

@@ -12,7 +12,7 @@ import (
 // until spec.finalizers is empty, NamespaceLifecycle refusing creates in a
 // terminating namespace, and the finalize subresource. The real server runs
 // no namespace controller, so only the apiserver's own part is compared;
-// the engine's controller is tested in engine/builtin.
+// kube-controller-manager's own namespace controller is run and tested in engine/kcm.
 
 func nsFacts(ctx context.Context, c client.Client, name, step string, o *Observation) *corev1.Namespace {
 	got := &corev1.Namespace{}

@@ -64,6 +64,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/internal/listfirst"
 )
 
 // Name is the process name projects give the scheduler.
@@ -87,21 +88,10 @@ func init() {
 	signal.Stop(c)
 }
 
-// listFirst is the scheduler's clientset as its informers see it: one
-// that does not take watch-lists (client-go's
-// watchlist.DoesClientNotSupportWatchListSemantics), so each informer
-// lists, then watches. A watch-list's objects reach the informer through
-// a temporary store that hands them over in Go's map order
-// (tools/cache/reflector.go watchList), so the scheduling queue would
-// receive the pods present at start, all at one instant, in an order that
-// differs from run to run, and pop equally prioritised pods in that order.
-// A list hands them over in the server's order (namespace, then name):
-// one of the orders production takes, the same in every run.
-type listFirst struct{ kubernetes.Interface }
-
-// IsWatchListSemanticsUnSupported implements client-go's
-// unSupportedWatchListSemantics (util/watchlist/watch_list.go).
-func (listFirst) IsWatchListSemanticsUnSupported() bool { return true }
+// The scheduler's clientset is one its informers see as not taking
+// watch-lists (package listfirst): the scheduling queue would otherwise
+// receive the pods present at start, all at one instant, in Go's map
+// order, and pop equally prioritised pods in that order.
 
 // strictClock is the scheduling queue's clock (scheduler.WithClock; upstream's
 // default is clock.RealClock, which is what this is but for one thing): no
@@ -177,7 +167,7 @@ func run(ctx context.Context, mgr *ctrlsim.Manager) error {
 	if err != nil {
 		return fmt.Errorf("kube-scheduler: client: %w", err)
 	}
-	factory := scheduler.NewInformerFactory(listFirst{cs}, 0)
+	factory := scheduler.NewInformerFactory(listfirst.Clientset{Interface: cs}, 0)
 	recorders := profile.RecorderFactory(mgr.EventRecorderLogger)
 	sched, err := scheduler.New(ctx, cs, factory, nil, recorders,
 		scheduler.WithComponentConfigVersion(cfg.APIVersion),
