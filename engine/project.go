@@ -114,11 +114,13 @@ func (p *Project) controllers() []explore.Controller {
 
 // KubeControllerManager returns kube-controller-manager's controllers the
 // engine runs (package kcm), each as a process scenarios list by name:
-// "garbage-collector", "namespace-controller", "disruption-controller".
+// "garbage-collector", "namespace-controller", "disruption-controller",
+// "deployment-controller", "replicaset-controller".
 // Each runs upstream's own goroutines, which take no steps; their API
 // calls wait at the call gate and their writes are in the trace as notes.
 func KubeControllerManager() []explore.Controller {
-	return []explore.Controller{GarbageCollector(), NamespaceController(), DisruptionController()}
+	return []explore.Controller{GarbageCollector(), NamespaceController(), DisruptionController(),
+		DeploymentController(), ReplicaSetController()}
 }
 
 // kcmProcess is one of package kcm's controllers as a process: its
@@ -209,4 +211,16 @@ func (p *Project) strictObjects(scn *scenario.Scenario) error {
 		return errs
 	}
 	return nil
+}
+
+// DeploymentController is kube-controller-manager's Deployment controller
+// (kcm.SetupDeploymentController), as scenarios list it.
+func DeploymentController() explore.Controller {
+	return kcmProcess(kcm.DeploymentControllerName, kcm.SetupDeploymentController)
+}
+
+// ReplicaSetController is kube-controller-manager's ReplicaSet controller
+// (kcm.SetupReplicaSetController), as scenarios list it.
+func ReplicaSetController() explore.Controller {
+	return kcmProcess(kcm.ReplicaSetControllerName, kcm.SetupReplicaSetController)
 }

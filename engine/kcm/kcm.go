@@ -1,16 +1,22 @@
 // Package kcm runs kube-controller-manager's own controllers
 // (k8s.io/kubernetes/pkg/controller, unmodified, at the engine's pinned
-// Kubernetes version) as engine processes: the garbage collector and the
-// namespace controller, each built as cmd/kube-controller-manager builds
-// it (app/controllermanager.go CreateControllerContext, app/core.go
-// newGarbageCollectorController and newNamespaceController) with the
-// component configuration's defaults.
+// Kubernetes version) as engine processes: the garbage collector, the
+// namespace, disruption, Deployment and ReplicaSet controllers, each built
+// as cmd/kube-controller-manager builds it (app/controllermanager.go
+// CreateControllerContext; app/core.go, policy.go and apps.go, the
+// controller's constructor) with the component configuration's defaults.
+//
+// Not run: pod garbage collection (podgc deletes orphaned and terminating
+// pods one at a time in its informer's map order, pkg/controller/podgc/
+// gc_controller.go:248 gcOrphaned, which the call gate cannot order), node
+// lifecycle (it needs node leases, which no kubelet here keeps), and the
+// rest of kube-controller-manager's controllers.
 //
 // Each is a process of its own, named as scenarios name it
-// (GarbageCollectorName, NamespaceControllerName); in production both run
-// in one kube-controller-manager and share its informers. A process takes
-// no steps: its goroutines (informers, the collector's graph builder and
-// workers, the namespace workers) are upstream's, and every API call they
+// (GarbageCollectorName, ...); in production they all run in one
+// kube-controller-manager and share its informers. A process takes no
+// steps: its goroutines (informers, the collector's graph builder and
+// workers, each controller's workers) are upstream's, and every API call they
 // make waits at the engine's call gate, which releases the calls waiting
 // at a quiescent point in key order. Its writes are in the trace as notes.
 //
@@ -61,9 +67,11 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
 	"k8s.io/controller-manager/pkg/informerfactory"
+	"k8s.io/kubernetes/pkg/controller/deployment"
 	"k8s.io/kubernetes/pkg/controller/disruption"
 	"k8s.io/kubernetes/pkg/controller/garbagecollector"
 	namespacecontroller "k8s.io/kubernetes/pkg/controller/namespace"
+	"k8s.io/kubernetes/pkg/controller/replicaset"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
@@ -76,6 +84,8 @@ const (
 	GarbageCollectorName     = "garbage-collector"
 	NamespaceControllerName  = "namespace-controller"
 	DisruptionControllerName = "disruption-controller"
+	ReplicaSetControllerName = "replicaset-controller"
+	DeploymentControllerName = "deployment-controller"
 )
 
 // The component configuration's defaults (pkg/controller/*/config/v1alpha1
@@ -103,6 +113,10 @@ const (
 	// NamespaceController's.
 	concurrentNamespaceSyncs = 10
 	namespaceSyncPeriod      = 5 * time.Minute
+	// concurrentRSSyncs and concurrentDeploymentSyncs are
+	// ReplicaSetController's and DeploymentController's.
+	concurrentRSSyncs         = 5
+	concurrentDeploymentSyncs = 5
 )
 
 // trimManagedFields is CreateControllerContext's informer transform
@@ -180,40 +194,56 @@ func (c *controllerContext) start(ctx context.Context) {
 	close(c.started)
 }
 
+// process adds a runnable to mgr's process that builds a controller as
+// kube-controller-manager's constructor for it does (build, given the
+// controller context made with newControllerContext's arguments), starts
+// the informers, and runs it until the process's context ends.
+func process(mgr *ctrlsim.Manager, name, userAgent string, qps float32, burst int, build func(context.Context, *controllerContext) (func(context.Context), error)) error {
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		cc, err := newControllerContext(ctx, mgr, userAgent, qps, burst)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		run, err := build(ctx, cc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		cc.start(ctx)
+		run(ctx)
+		return nil
+	}))
+}
+
 // SetupGarbageCollector adds kube-controller-manager's garbage collector to
 // mgr's process: the graph builder over every deletable resource discovery
 // lists (but events), its attempt-to-delete and attempt-to-orphan workers
 // (20 of each) and its 30 s discovery resync.
 func SetupGarbageCollector(ctx context.Context, mgr *ctrlsim.Manager) error {
-	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		// newGarbageCollectorController: the metadata client's QPS
-		// doubled (each deletion takes two calls).
-		cc, err := newControllerContext(ctx, mgr, "generic-garbage-collector", 2, 1)
-		if err != nil {
-			return fmt.Errorf("%s: %w", GarbageCollectorName, err)
-		}
+	// newGarbageCollectorController: the metadata client's QPS doubled
+	// (each deletion takes two calls).
+	return process(mgr, GarbageCollectorName, "generic-garbage-collector", 2, 1, func(ctx context.Context, cc *controllerContext) (func(context.Context), error) {
 		gb := garbagecollector.NewDependencyGraphBuilder(ctx, cc.metadata, cc.mapper,
 			garbagecollector.DefaultIgnoredResources(), cc.either, cc.started)
 		gc, err := garbagecollector.NewComposedGarbageCollector(ctx, cc.client, cc.metadata, cc.mapper, gb)
 		if err != nil {
-			return fmt.Errorf("%s: %w", GarbageCollectorName, err)
+			return nil, err
 		}
 		// The discovery client the collector's Sync polls is not the
 		// mapper's (its doc says why).
 		dc, err := discovery.NewDiscoveryClientForConfig(cc.config)
 		if err != nil {
-			return fmt.Errorf("%s: %w", GarbageCollectorName, err)
+			return nil, err
 		}
-		cc.start(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			gc.Sync(ctx, dc, gcSyncPeriod)
-		}()
-		gc.Run(ctx, concurrentGCSyncs, gcSyncPeriod)
-		<-done
-		return nil
-	}))
+		return func(ctx context.Context) {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				gc.Sync(ctx, dc, gcSyncPeriod)
+			}()
+			gc.Run(ctx, concurrentGCSyncs, gcSyncPeriod)
+			<-done
+		}, nil
+	})
 }
 
 // SetupNamespaceController adds kube-controller-manager's namespace
@@ -221,26 +251,15 @@ func SetupGarbageCollector(ctx context.Context, mgr *ctrlsim.Manager) error {
 // content and then removes "kubernetes" from its spec.finalizers through
 // the finalize subresource, with 10 workers and a 5 min resync.
 func SetupNamespaceController(ctx context.Context, mgr *ctrlsim.Manager) error {
-	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		// newNamespaceController: QPS ×20, burst ×100 ("the namespace
-		// cleanup controller is very chatty").
-		cc, err := newControllerContext(ctx, mgr, "namespace-controller", 20, 100)
-		if err != nil {
-			return fmt.Errorf("%s: %w", NamespaceControllerName, err)
-		}
+	// newNamespaceController: QPS ×20, burst ×100 ("the namespace cleanup
+	// controller is very chatty").
+	return process(mgr, NamespaceControllerName, "namespace-controller", 20, 100, func(ctx context.Context, cc *controllerContext) (func(context.Context), error) {
 		nc := namespacecontroller.NewNamespaceController(ctx, cc.client, cc.metadata,
 			cc.client.Discovery().ServerPreferredNamespacedResources,
 			cc.informers.Core().V1().Namespaces(), namespaceSyncPeriod, corev1.FinalizerKubernetes)
-		cc.start(ctx)
-		nc.Run(ctx, concurrentNamespaceSyncs)
-		return nil
-	}))
+		return func(ctx context.Context) { nc.Run(ctx, concurrentNamespaceSyncs) }, nil
+	})
 }
-
-// Immortal is what a project running these controllers adds to its
-// engine.Project.Immortal: goroutines upstream starts that outlive the
-// process's context.
-var Immortal = []string{}
 
 // SetupDisruptionController adds kube-controller-manager's disruption
 // controller to mgr's process: it keeps every PodDisruptionBudget's status
@@ -250,21 +269,42 @@ var Immortal = []string{}
 // Controllers' scales are read through the scale subresource, as
 // newDisruptionController builds its scale client.
 func SetupDisruptionController(ctx context.Context, mgr *ctrlsim.Manager) error {
-	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		cc, err := newControllerContext(ctx, mgr, "disruption-controller", 1, 1)
-		if err != nil {
-			return fmt.Errorf("%s: %w", DisruptionControllerName, err)
-		}
+	return process(mgr, DisruptionControllerName, "disruption-controller", 1, 1, func(ctx context.Context, cc *controllerContext) (func(context.Context), error) {
 		sc, err := scale.NewForConfig(cc.config, cc.mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(cc.client.Discovery()))
 		if err != nil {
-			return fmt.Errorf("%s: %w", DisruptionControllerName, err)
+			return nil, err
 		}
 		f := cc.informers
 		dc := disruption.NewDisruptionController(ctx, f.Core().V1().Pods(), f.Policy().V1().PodDisruptionBudgets(),
 			f.Core().V1().ReplicationControllers(), f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments(),
 			f.Apps().V1().StatefulSets(), cc.client, cc.mapper, sc, cc.client.Discovery())
-		cc.start(ctx)
-		dc.Run(ctx)
-		return nil
-	}))
+		return dc.Run, nil
+	})
+}
+
+// SetupReplicaSetController adds kube-controller-manager's ReplicaSet
+// controller to mgr's process: it creates and deletes a ReplicaSet's pods
+// (in slow-start batches, at most BurstReplicas per sync) and writes its
+// status, with 5 workers.
+func SetupReplicaSetController(ctx context.Context, mgr *ctrlsim.Manager) error {
+	return process(mgr, ReplicaSetControllerName, "replicaset-controller", 1, 1, func(ctx context.Context, cc *controllerContext) (func(context.Context), error) {
+		rsc := replicaset.NewReplicaSetController(ctx, cc.informers.Apps().V1().ReplicaSets(), cc.informers.Core().V1().Pods(),
+			cc.client, replicaset.BurstReplicas)
+		return func(ctx context.Context) { rsc.Run(ctx, concurrentRSSyncs) }, nil
+	})
+}
+
+// SetupDeploymentController adds kube-controller-manager's Deployment
+// controller to mgr's process: it rolls a Deployment out through its
+// ReplicaSets (creating, scaling and cleaning them up) and writes its
+// status and conditions, with 5 workers.
+func SetupDeploymentController(ctx context.Context, mgr *ctrlsim.Manager) error {
+	return process(mgr, DeploymentControllerName, "deployment-controller", 1, 1, func(ctx context.Context, cc *controllerContext) (func(context.Context), error) {
+		f := cc.informers
+		dc, err := deployment.NewDeploymentController(ctx, f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), cc.client)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) { dc.Run(ctx, concurrentDeploymentSyncs) }, nil
+	})
 }

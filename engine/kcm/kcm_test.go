@@ -26,7 +26,6 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/internal/sample"
-	"github.com/ctrlbugs/corpus/engine/kcm"
 )
 
 func toU(t *testing.T, s *runtime.Scheme, o runtime.Object) *unstructured.Unstructured {
@@ -67,7 +66,6 @@ func has(st explore.State, kind, name string) *unstructured.Unstructured {
 // fails unless both traces are byte-identical; it returns the first run.
 func twice(t *testing.T, mk func(t *testing.T) *explore.Config) *explore.Result {
 	t.Helper()
-	enginetest.RegisterImmortal(&engine.Project{Immortal: kcm.Immortal})
 	var out [2]*explore.Result
 	var traces [2]string
 	for i := range out {
@@ -97,7 +95,9 @@ func twice(t *testing.T, mk func(t *testing.T) *explore.Config) *explore.Result 
 //     with its content once the finalizer is removed;
 //   - the disruption controller: a PodDisruptionBudget's status follows its
 //     pods as they become ready (expected and healthy pods,
-//     disruptionsAllowed, the DisruptionAllowed condition).
+//     disruptionsAllowed, the DisruptionAllowed condition);
+//   - the Deployment and ReplicaSet controllers: a Deployment rolled out
+//     into a ReplicaSet and its pods, then scaled from 2 to 3.
 func TestControllerManager(t *testing.T) {
 	for _, tc := range []struct {
 		policy        metav1.DeletionPropagation
@@ -261,6 +261,47 @@ func TestControllerManager(t *testing.T) {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("no status write with %s before both pods were ready", want)
 			}
+		}
+	})
+	t.Run("deployment/rollout-and-scale", func(t *testing.T) {
+		r := twice(t, func(t *testing.T) *explore.Config {
+			s := enginetest.Scheme(t)
+			two := int32(2)
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+				Spec: appsv1.DeploymentSpec{Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "example.invalid/main:1"}}}}}}
+			ten := 10 * time.Second
+			return &explore.Config{
+				Scenario: "deployment", Cluster: explore.Cluster{Scheme: s}, Horizon: time.Minute,
+				Controllers: []explore.Controller{engine.DeploymentController(), engine.ReplicaSetController()},
+				Objects:     []*unstructured.Unstructured{toU(t, s, d)},
+				Actions: []explore.Action{{Name: "scale", At: explore.Trigger{Time: &ten}, Op: "patch", Obj: toU(t, s, d),
+					PatchType: types.MergePatchType, Patch: []byte(`{"spec":{"replicas":3}}`)}},
+			}
+		})
+		t.Logf("%s", r.Finish(nil, nil))
+		var pods, sets int
+		for _, o := range r.Final.Objects {
+			switch o.GetKind() {
+			case "Pod":
+				pods++
+				if refs := o.GetOwnerReferences(); len(refs) != 1 || refs[0].Kind != "ReplicaSet" {
+					t.Errorf("pod %s owner references %v, want its ReplicaSet", o.GetName(), refs)
+				}
+			case "ReplicaSet":
+				sets++
+				if n, _, _ := unstructured.NestedInt64(o.Object, "status", "replicas"); n != 3 {
+					t.Errorf("ReplicaSet %s status.replicas %d, want 3", o.GetName(), n)
+				}
+			}
+		}
+		if pods != 3 || sets != 1 {
+			t.Errorf("%d pods and %d ReplicaSets, want 3 and 1", pods, sets)
+		}
+		dep := has(r.Final, "Deployment", "web")
+		if n, _, _ := unstructured.NestedInt64(dep.Object, "status", "replicas"); n != 3 {
+			t.Errorf("Deployment status.replicas %d, want 3", n)
 		}
 	})
 }

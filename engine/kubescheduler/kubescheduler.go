@@ -163,6 +163,11 @@ func run(ctx context.Context, mgr *ctrlsim.Manager) error {
 	cfg.Parallelism = 1
 	rc := mgr.GetConfig()
 	rc.UserAgent = "kube-scheduler"
+	// createKubeConfig (cmd/kube-scheduler/app/options/options.go): the
+	// client's rate limits are the configuration's (50 QPS, burst 100);
+	// client-go's limiter runs on the virtual clock.
+	rc.QPS = cfg.ClientConnection.QPS
+	rc.Burst = int(cfg.ClientConnection.Burst)
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return fmt.Errorf("kube-scheduler: client: %w", err)
