@@ -181,7 +181,16 @@ func newControllerContext(ctx context.Context, mgr *ctrlsim.Manager, userAgent s
 	// loop's ticks would come at the very instants of the controllers'
 	// own 30 s timers (the collector's discovery resync), in an order
 	// the Go scheduler would pick; production's is the reset first.
-	time.Sleep(controllerStartDelay)
+	// The wait ends with the process too: a run may stop before it is
+	// over, and a goroutine left asleep when the bubble's run ends would
+	// never wake.
+	t := time.NewTimer(controllerStartDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	return &controllerContext{config: rc, client: cs, metadata: md, informers: typed,
 		either: informerfactory.NewInformerFactory(typed, metaInformers), mapper: mapper, started: make(chan struct{})}, nil
 }
@@ -201,6 +210,9 @@ func (c *controllerContext) start(ctx context.Context) {
 func process(mgr *ctrlsim.Manager, name, userAgent string, qps float32, burst int, build func(context.Context, *controllerContext) (func(context.Context), error)) error {
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		cc, err := newControllerContext(ctx, mgr, userAgent, qps, burst)
+		if ctx.Err() != nil {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -304,4 +304,12 @@ func TestControllerManager(t *testing.T) {
 			t.Errorf("Deployment status.replicas %d, want 3", n)
 		}
 	})
+	t.Run("gc/run-ends-before-start", func(t *testing.T) {
+		// A run that ends before the controllers' start delay is over:
+		// the waiting goroutine ends with the process.
+		twice(t, func(t *testing.T) *explore.Config {
+			return &explore.Config{Scenario: "short", Cluster: explore.Cluster{Scheme: enginetest.Scheme(t)},
+				Horizon: 500 * time.Microsecond, Controllers: []explore.Controller{engine.GarbageCollector()}}
+		})
+	})
 }
