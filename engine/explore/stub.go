@@ -76,6 +76,28 @@ func StubCall(ctx context.Context, stub string) {
 	time.Sleep(d)
 }
 
+// StubDelay is StubCall for a stand-in that schedules what the call does
+// instead of blocking on it (a kubelet stand-in answering for many pods):
+// it counts one call of stub and returns the latency the scenario gives
+// it (0 without one, or outside a run), without sleeping. A stub the
+// harness did not declare fails the run, as with StubCall.
+func StubDelay(ctx context.Context, stub string) time.Duration {
+	s, _ := ctx.Value(stubsKey{}).(*stubs)
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.known, stub) {
+		if !slices.Contains(s.unknown, stub) {
+			s.unknown = append(s.unknown, stub)
+		}
+		return 0
+	}
+	s.calls[stub]++
+	return s.draw(stub)
+}
+
 // draw returns the latency of one call of stub. The caller holds mu.
 func (s *stubs) draw(stub string) time.Duration {
 	l, ok := s.latency[stub]

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/kubelet"
 )
 
 // STUBS. Everything in this file stands in for a provider that is not part
@@ -389,13 +390,9 @@ func SetupKubeletStub(_ context.Context, mgr *ctrlsim.Manager) error {
 			if err := c.Get(ctx, req.NamespacedName, p); err != nil {
 				return reconcile.Result{}, client.IgnoreNotFound(err)
 			}
-			if p.DeletionTimestamp == nil || p.Spec.NodeName == "" {
+			if p.Spec.NodeName == "" {
 				return reconcile.Result{}, nil
 			}
-			err := c.Delete(ctx, p, client.GracePeriodSeconds(0), client.Preconditions{UID: &p.UID})
-			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-				return reconcile.Result{}, nil
-			}
-			return reconcile.Result{}, err
+			return reconcile.Result{}, kubelet.ConfirmDeletion(ctx, c, p)
 		}))
 }

@@ -44,20 +44,21 @@ import (
 	ctrlbugs "github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
-	"github.com/ctrlbugs/corpus/engine/kubescheduler"
 	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/kubelet"
+	"github.com/ctrlbugs/corpus/engine/kubescheduler"
 )
 
 // UpstreamModule is the upstream module this harness pins.
 const UpstreamModule = "sigs.k8s.io/karpenter"
 
 // The processes this harness runs: Karpenter's operator with the kwok
-// cloud provider (kwok/main.go), and the stand-ins for the cluster around
-// it (standins.go).
+// cloud provider (kwok/main.go), the real kube-scheduler
+// (engine/kubescheduler) and the engine's kubelet stand-in (engine/kubelet).
 const (
 	ProcessKarpenter = "karpenter"
 	ProcessScheduler = kubescheduler.Name
-	ProcessKubelet   = "kubelet"
+	ProcessKubelet   = kubelet.Name
 )
 
 // instanceTypesFile is the kwok provider's instance types
@@ -159,7 +160,10 @@ func Project() (*ctrlbugs.Project, error) {
 			// informers. The kubelet stand-in runs controller-runtime's
 			// cache with its defaults.
 			{Name: ProcessScheduler, Setup: kubescheduler.Setup, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}},
-			{Name: ProcessKubelet, Setup: SetupKubelet, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}},
+			// The engine's kubelet stand-in (engine/kubelet): kwok's
+			// timings (containers start and stop at once) unless a
+			// scenario gives its stubs latencies.
+			{Name: ProcessKubelet, Setup: kubelet.Setup, KnownStubs: kubelet.Stubs, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}},
 		},
 	}, nil
 }
