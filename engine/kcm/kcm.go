@@ -6,9 +6,12 @@
 // CreateControllerContext; app/core.go, policy.go and apps.go, the
 // controller's constructor) with the component configuration's defaults.
 //
-// Not run: pod garbage collection (podgc deletes orphaned and terminating
-// pods one at a time in its informer's map order, pkg/controller/podgc/
-// gc_controller.go:248 gcOrphaned, which the call gate cannot order), node
+// Not run: pod garbage collection (podgc links the kubelet's eviction
+// package, and through it cadvisor and containerd's API: 322 more packages
+// in every project's binary; it would also need its pod lister sorted, as
+// it deletes orphaned and terminating pods one at a time in the lister's
+// order, pkg/controller/podgc/gc_controller.go:248 gcOrphaned, Go's map
+// order for client-go's indexer, which the call gate cannot reorder), node
 // lifecycle (it needs node leases, which no kubelet here keeps), and the
 // rest of kube-controller-manager's controllers.
 //
