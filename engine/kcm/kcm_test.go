@@ -26,6 +26,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/internal/sample"
+	"github.com/ctrlbugs/corpus/engine/perturb"
 )
 
 func toU(t *testing.T, s *runtime.Scheme, o runtime.Object) *unstructured.Unstructured {
@@ -96,6 +97,8 @@ func twice(t *testing.T, mk func(t *testing.T) *explore.Config) *explore.Result 
 //   - the disruption controller: a PodDisruptionBudget's status follows its
 //     pods as they become ready (expected and healthy pods,
 //     disruptionsAllowed, the DisruptionAllowed condition);
+//   - a staleness perturbation on the collector's view of the owner's kind
+//     delays the dependent's deletion by its lag;
 //   - the Deployment and ReplicaSet controllers: a Deployment rolled out
 //     into a ReplicaSet and its pods, then scaled from 2 to 3.
 func TestControllerManager(t *testing.T) {
@@ -311,5 +314,36 @@ func TestControllerManager(t *testing.T) {
 			return &explore.Config{Scenario: "short", Cluster: explore.Cluster{Scheme: enginetest.Scheme(t)},
 				Horizon: 500 * time.Microsecond, Controllers: []explore.Controller{engine.GarbageCollector()}}
 		})
+	})
+	t.Run("gc/lagging-view", func(t *testing.T) {
+		// A staleness perturbation applies to the collector's informers
+		// (they watch through the process's views): with its view of
+		// Deployments 5 s behind, the dependent goes 5 s after the owner.
+		r := twice(t, func(t *testing.T) *explore.Config {
+			s := enginetest.Scheme(t)
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "default"},
+				Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
+						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "example.invalid/main:1"}}}}}}
+			ten := 10 * time.Second
+			return &explore.Config{
+				Scenario: "gc-lag", Cluster: explore.Cluster{Scheme: s}, Horizon: time.Minute,
+				Controllers: []explore.Controller{
+					{Name: "mirror", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+						return (&sample.Mirror{Client: mgr.GetClient()}).SetupWithManager(mgr)
+					}},
+					engine.GarbageCollector(),
+				},
+				Perturbations: []explore.Perturbation{perturb.Staleness{Controller: "garbage-collector",
+					Kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, Mode: perturb.ModeLag, Lag: 5 * time.Second}},
+				Objects: []*unstructured.Unstructured{toU(t, s, d)},
+				Actions: []explore.Action{{Name: "delete", At: explore.Trigger{Time: &ten}, Op: "delete", Obj: toU(t, s, d)}},
+			}
+		})
+		out := string(r.Finish(nil, nil))
+		t.Logf("%s", out)
+		if !strings.Contains(out, `"t":"15s","text":"garbage-collector (outside a reconcile) delete ConfigMap default/d-config`) {
+			t.Errorf("the collector did not delete the dependent at 15 s, 5 s after its owner")
+		}
 	})
 }
