@@ -30,6 +30,11 @@ const SharedConfigMap = "shared-config"
 // with a SEVERITY_FATAL result (Fatal).
 const FatalFunction = "function-fatal"
 
+// ObservedFunction is the name of the in-process function that reports in
+// the XR's desired status what it observed of the ConfigMap Normal
+// composes (Observed).
+const ObservedFunction = "function-observed"
+
 // Function is an in-process composition function: what a Function pod
 // would answer to RunFunction.
 type Function func(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error)
@@ -43,7 +48,7 @@ type FunctionRunner map[string]Function
 
 // Functions returns the functions scenarios can name.
 func Functions() FunctionRunner {
-	return FunctionRunner{NormalFunction: Normal, FatalFunction: Fatal, SharedFunction: Shared}
+	return FunctionRunner{NormalFunction: Normal, FatalFunction: Fatal, SharedFunction: Shared, ObservedFunction: Observed}
 }
 
 // StubRunFunction names RunFunction for a scenario's latency
@@ -155,4 +160,62 @@ func Shared(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctio
 	cm := rsp.GetDesired().GetResources()[ComposedConfigMap].GetResource()
 	cm.GetFields()["metadata"].GetStructValue().GetFields()["name"] = structpb.NewStringValue(SharedConfigMap)
 	return rsp, nil
+}
+
+// Observed is a function that decides on observed state, as functions that
+// derive readiness or values from their composed resources do: it passes
+// the desired state on and writes into the desired XR's status what the
+// request's observed state held (crossplane#7711):
+//
+//   - status.observedUID: metadata.uid of the observed composed resource
+//     ComposedConfigMap (the one Normal composes), "" when the request has
+//     none;
+//   - status.firstUID: the observed XR's status.firstUID once it is set,
+//     else observedUID (the first ConfigMap it saw; a recreated one has
+//     another UID);
+//   - status.seenMessage: the observed XR's spec.message.
+//
+// The XRD's status schema must declare the three fields (string), or the
+// API server prunes them. Run it after Normal in a pipeline: Crossplane
+// server-side applies the desired XR's status (composition_functions.go).
+func Observed(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	xr := req.GetObserved().GetComposite().GetResource()
+	if xr == nil {
+		return nil, fmt.Errorf("%s: the request has no observed composite resource", ObservedFunction)
+	}
+	observedUID := req.GetObserved().GetResources()[ComposedConfigMap].GetResource().
+		GetFields()["metadata"].GetStructValue().GetFields()["uid"].GetStringValue()
+	firstUID := xr.GetFields()["status"].GetStructValue().GetFields()["firstUID"].GetStringValue()
+	if firstUID == "" {
+		firstUID = observedUID
+	}
+	msg := xr.GetFields()["spec"].GetStructValue().GetFields()["message"].GetStringValue()
+
+	desired := req.GetDesired()
+	if desired == nil {
+		desired = &fnv1.State{}
+	}
+	if desired.GetComposite().GetResource() == nil {
+		desired.Composite = &fnv1.Resource{Resource: &structpb.Struct{Fields: map[string]*structpb.Value{}}}
+	}
+	dxr := desired.GetComposite().GetResource()
+	if dxr.Fields == nil {
+		dxr.Fields = map[string]*structpb.Value{}
+	}
+	status := dxr.GetFields()["status"].GetStructValue()
+	if status == nil {
+		status = &structpb.Struct{}
+		dxr.Fields["status"] = structpb.NewStructValue(status)
+	}
+	if status.Fields == nil {
+		status.Fields = map[string]*structpb.Value{}
+	}
+	status.Fields["observedUID"] = structpb.NewStringValue(observedUID)
+	status.Fields["firstUID"] = structpb.NewStringValue(firstUID)
+	status.Fields["seenMessage"] = structpb.NewStringValue(msg)
+
+	return &fnv1.RunFunctionResponse{
+		Meta:    &fnv1.ResponseMeta{Tag: req.GetMeta().GetTag(), Ttl: durationpb.New(time.Minute)},
+		Desired: desired,
+	}, nil
 }
