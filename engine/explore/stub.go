@@ -79,12 +79,13 @@ func StubCall(ctx context.Context, stub string) {
 // StubDelay is StubCall for a stand-in that schedules what the call does
 // instead of blocking on it (a kubelet stand-in answering for many pods):
 // it counts one call of stub and returns the latency the scenario gives
-// it (0 without one, or outside a run), without sleeping. A stub the
-// harness did not declare fails the run, as with StubCall.
-func StubDelay(ctx context.Context, stub string) time.Duration {
+// it, without sleeping, and whether the scenario gives it one (0 and
+// false without, or outside a run). A stub the harness did not declare
+// fails the run, as with StubCall.
+func StubDelay(ctx context.Context, stub string) (time.Duration, bool) {
 	s, _ := ctx.Value(stubsKey{}).(*stubs)
 	if s == nil {
-		return 0
+		return 0, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -92,10 +93,25 @@ func StubDelay(ctx context.Context, stub string) time.Duration {
 		if !slices.Contains(s.unknown, stub) {
 			s.unknown = append(s.unknown, stub)
 		}
-		return 0
+		return 0, false
 	}
 	s.calls[stub]++
-	return s.draw(stub)
+	_, set := s.latency[stub]
+	return s.draw(stub), set
+}
+
+// StubSet reports whether the scenario gives stub a latency, without
+// counting a call: for a stand-in that asks something costly (an API read)
+// only when the stub matters.
+func StubSet(ctx context.Context, stub string) bool {
+	s, _ := ctx.Value(stubsKey{}).(*stubs)
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, set := s.latency[stub]
+	return set
 }
 
 // draw returns the latency of one call of stub. The caller holds mu.

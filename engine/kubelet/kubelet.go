@@ -2,11 +2,14 @@
 // whose scenarios run pods on nodes. No real kubelet runs: there are no
 // containers. It does, on the API, what a kubelet (or kwok's node and pod
 // stages, which Karpenter's kwok provider relies on) does:
+//
 //   - a Node without a Ready=True condition gets one (kwok's node stage,
 //     at once);
+//
 //   - a pod bound to a Ready node and still Pending is set Running, with
 //     Initialized, ContainersReady and Ready conditions (kwok's pod stage),
 //     StubPodStart after it was bound;
+//
 //   - a pod being deleted on its node — the API server keeps a pod bound to
 //     a node terminating for its grace period, as kube's pod REST storage
 //     does — is deleted with a zero grace period and its uid as
@@ -15,6 +18,12 @@
 //     later than its deletionTimestamp, when the kubelet kills containers
 //     still running at the end of the grace period. Also on a node being
 //     deleted.
+//
+//   - with SetupWith's StartupTaints (the harness says which of a node's
+//     taints are startup taints), they are removed StubStartupTaints after
+//     the node became Ready, as the DaemonSet that owns each (a CNI agent,
+//     say) does once it runs there; without a latency for that stub they
+//     stay, as under kwok, where nothing removes them.
 //
 // Timings: every one is 0 by default, as under kwok (containers start and
 // stop at once). A scenario sets them as the stubs' latencies:
@@ -25,8 +34,7 @@
 //
 // Not modelled: heartbeats and node leases (so kube-controller-manager's
 // node lifecycle controller does not run), node conditions other than
-// Ready, startup-taint removal (a DaemonSet's job, which a scenario action
-// does), container restarts, probes, and the garbage collection of pods
+// Ready, container restarts, probes, and the garbage collection of pods
 // whose node is gone (podgc: such a pod stays terminating).
 package kubelet
 
@@ -60,10 +68,21 @@ const (
 	// StubPodStop: from a pod's deletion to its containers stopped, at
 	// most its grace period.
 	StubPodStop = "pod.stop"
+	// StubStartupTaints: from a node's Ready to the removal of its startup
+	// taints (SetupWith's StartupTaints); without a latency, never.
+	StubStartupTaints = "node.startupTaints"
 )
 
 // Stubs are the kubelet's stubs, for Controller.KnownStubs.
-var Stubs = []string{StubPodStart, StubPodStop}
+var Stubs = []string{StubPodStart, StubPodStop, StubStartupTaints}
+
+// Options are what a harness tells the kubelet about its nodes.
+type Options struct {
+	// StartupTaints returns which of node n's taints are startup taints:
+	// taints some agent removes once it runs on the node (Karpenter's
+	// NodeClaim spec.startupTaints). nil: none.
+	StartupTaints func(ctx context.Context, c client.Reader, n *corev1.Node) ([]corev1.Taint, error)
+}
 
 // podNodeNameIndex indexes pods by node in the kubelet's own cache.
 const podNodeNameIndex = "spec.nodeName"
@@ -71,12 +90,21 @@ const podNodeNameIndex = "spec.nodeName"
 // Setup adds the kubelet to mgr's process: one controller, named
 // "kubelet", reconciling Nodes and woken by their pods.
 func Setup(ctx context.Context, mgr *ctrlsim.Manager) error {
+	return SetupWith(Options{})(ctx, mgr)
+}
+
+// SetupWith is Setup with the harness's Options.
+func SetupWith(opts Options) func(context.Context, *ctrlsim.Manager) error {
+	return func(ctx context.Context, mgr *ctrlsim.Manager) error { return setup(ctx, mgr, opts) }
+}
+
+func setup(ctx context.Context, mgr *ctrlsim.Manager, opts Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podNodeNameIndex, func(o client.Object) []string {
 		return []string{o.(*corev1.Pod).Spec.NodeName}
 	}); err != nil {
 		return err
 	}
-	k := &kubelet{c: mgr.GetClient(), delays: map[delayKey]time.Duration{}}
+	k := &kubelet{c: mgr.GetClient(), opts: opts, delays: map[delayKey]drawn{}}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("kubelet").
 		For(&corev1.Node{}).
@@ -90,11 +118,12 @@ func Setup(ctx context.Context, mgr *ctrlsim.Manager) error {
 }
 
 type kubelet struct {
-	c client.Client
+	c    client.Client
+	opts Options
 	// delays are the stubs' latencies drawn once per pod (a range draws
 	// per pod, not per look at it).
 	mu     sync.Mutex
-	delays map[delayKey]time.Duration
+	delays map[delayKey]drawn
 }
 
 type delayKey struct {
@@ -102,17 +131,23 @@ type delayKey struct {
 	stub string
 }
 
-// delay returns stub's latency for pod uid, drawn on first use.
-func (k *kubelet) delay(ctx context.Context, uid types.UID, stub string) time.Duration {
+// delay returns stub's latency for the object of uid, drawn on first use,
+// and whether the scenario gives the stub one.
+func (k *kubelet) delay(ctx context.Context, uid types.UID, stub string) (time.Duration, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	key := delayKey{uid, stub}
 	if d, ok := k.delays[key]; ok {
-		return d
+		return d.d, d.set
 	}
-	d := explore.StubDelay(ctx, stub)
-	k.delays[key] = d
-	return d
+	d, set := explore.StubDelay(ctx, stub)
+	k.delays[key] = drawn{d, set}
+	return d, set
+}
+
+type drawn struct {
+	d   time.Duration
+	set bool
 }
 
 // Reconcile implements reconcile.Reconciler for one Node and its pods. It
@@ -132,9 +167,6 @@ func (k *kubelet) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 				Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now})
 		return reconcile.Result{}, client.IgnoreNotFound(k.c.Status().Patch(ctx, n, client.StrategicMergeFrom(orig)))
 	}
-	if err := k.c.List(ctx, &pods, client.MatchingFields{podNodeNameIndex: n.Name}); err != nil {
-		return reconcile.Result{}, err
-	}
 	var wake time.Duration
 	later := func(d time.Duration) {
 		if d > 0 && (wake == 0 || d < wake) {
@@ -142,6 +174,16 @@ func (k *kubelet) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		}
 	}
 	now := time.Now()
+	if n.DeletionTimestamp == nil {
+		d, err := k.removeStartupTaints(ctx, n, now)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		later(d)
+	}
+	if err := k.c.List(ctx, &pods, client.MatchingFields{podNodeNameIndex: n.Name}); err != nil {
+		return reconcile.Result{}, err
+	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if p.DeletionTimestamp != nil {
@@ -178,10 +220,39 @@ func (k *kubelet) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	return reconcile.Result{RequeueAfter: wake}, nil
 }
 
+// removeStartupTaints removes n's startup taints once StubStartupTaints
+// has passed since n became Ready (its Ready condition's
+// lastTransitionTime, which the API keeps to the second), and returns how long until then
+// otherwise (0: nothing to wait for).
+func (k *kubelet) removeStartupTaints(ctx context.Context, n *corev1.Node, now time.Time) (time.Duration, error) {
+	if k.opts.StartupTaints == nil || !explore.StubSet(ctx, StubStartupTaints) {
+		// Without a latency nothing removes them, and the kubelet reads
+		// nothing to find them (a read would be in the trace).
+		return 0, nil
+	}
+	startup, err := k.opts.StartupTaints(ctx, k.c, n)
+	if err != nil || len(startup) == 0 {
+		return 0, err
+	}
+	keep := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool {
+		return slices.ContainsFunc(startup, func(s corev1.Taint) bool { return s.MatchTaint(&t) })
+	})
+	if len(keep) == len(n.Spec.Taints) {
+		return 0, nil
+	}
+	d, _ := k.delay(ctx, n.UID, StubStartupTaints)
+	if at := readySince(n).Add(d); now.Before(at) {
+		return at.Sub(now), nil
+	}
+	orig := n.DeepCopy()
+	n.Spec.Taints = keep
+	return 0, client.IgnoreNotFound(k.c.Patch(ctx, n, client.MergeFrom(orig)))
+}
+
 // startAt is when p's containers run: StubPodStart after its binding
 // (its PodScheduled condition's transition; its creation if it has none).
 func (k *kubelet) startAt(ctx context.Context, p *corev1.Pod) time.Time {
-	d := k.delay(ctx, p.UID, StubPodStart)
+	d, _ := k.delay(ctx, p.UID, StubPodStart)
 	if d == 0 {
 		return time.Time{}
 	}
@@ -198,7 +269,7 @@ func (k *kubelet) startAt(ctx context.Context, p *corev1.Pod) time.Time {
 // deletion began (deletionTimestamp less its grace period), and at the
 // latest its deletionTimestamp, the end of its grace period.
 func (k *kubelet) stopAt(ctx context.Context, p *corev1.Pod) time.Time {
-	d := k.delay(ctx, p.UID, StubPodStop)
+	d, _ := k.delay(ctx, p.UID, StubPodStop)
 	end := p.DeletionTimestamp.Time
 	if d == 0 {
 		return time.Time{}
@@ -228,6 +299,16 @@ func ConfirmDeletion(ctx context.Context, c client.Client, p *corev1.Pod) error 
 		return nil
 	}
 	return err
+}
+
+// readySince is when n's Ready condition last turned True.
+func readySince(n *corev1.Node) time.Time {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
 }
 
 func ready(n *corev1.Node) bool {

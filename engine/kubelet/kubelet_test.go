@@ -3,6 +3,8 @@
 package kubelet_test
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
@@ -104,6 +107,72 @@ func TestKubelet(t *testing.T) {
 					t.Errorf("node conditions %v, want Ready=True", conds)
 				}
 			}
+		})
+	}
+}
+
+// TestKubeletStartupTaints: with the harness saying which taints are
+// startup taints, the kubelet removes them node.startupTaints after the
+// node became Ready (its Ready condition says 0 s, the API keeping
+// seconds: at 5 s); without that latency they stay, and
+// the kubelet reads nothing to find them.
+func TestKubeletStartupTaints(t *testing.T) {
+	taint := corev1.Taint{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoSchedule}
+	opts := kubelet.Options{StartupTaints: func(context.Context, client.Reader, *corev1.Node) ([]corev1.Taint, error) {
+		return []corev1.Taint{taint}, nil
+	}}
+	for _, tc := range []struct {
+		name    string
+		latency map[string]explore.ReconcileDuration
+		removed string // the removal's time in the trace; "" none
+	}{
+		{"removed-after-5s", map[string]explore.ReconcileDuration{kubelet.StubStartupTaints: {Min: 5 * time.Second}}, "5s"},
+		{"kept-without-latency", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			enginetest.Bubble(t, 1, func(t *testing.T) {
+				s := enginetest.Scheme(t)
+				node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"},
+					Spec: corev1.NodeSpec{Taints: []corev1.Taint{taint, {Key: "example.com/dedicated", Effect: corev1.TaintEffectNoSchedule}}}}
+				cfg := &explore.Config{
+					Scenario: "startup-taints", Cluster: explore.Cluster{Scheme: s}, Horizon: time.Minute,
+					Controllers: []explore.Controller{{Name: kubelet.Name, Setup: kubelet.SetupWith(opts), KnownStubs: kubelet.Stubs, StubLatency: tc.latency,
+						Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}}},
+					Objects: []*unstructured.Unstructured{enginetest.Unstructured(t, s, node)[0]},
+				}
+				r, err := explore.Run(t.Context(), cfg, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr, err := trace.Read(strings.NewReader(string(r.Finish(nil, nil))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				removed := ""
+				for _, st := range tr.Steps {
+					for _, op := range st.Ops {
+						if op.Verb == "patch" && op.Sub == "" && op.Key == "n" && op.Outcome == "ok" {
+							removed = op.T
+						}
+					}
+				}
+				var taints []string
+				for _, o := range r.Final.Objects {
+					if o.GetKind() == "Node" {
+						ts, _, _ := unstructured.NestedSlice(o.Object, "spec", "taints")
+						for _, x := range ts {
+							taints = append(taints, x.(map[string]any)["key"].(string))
+						}
+					}
+				}
+				want := []string{taint.Key, "example.com/dedicated"}
+				if tc.removed != "" {
+					want = []string{"example.com/dedicated"}
+				}
+				if removed != tc.removed || !slices.Equal(taints, want) {
+					t.Errorf("startup taint removed at %q, taints %v; want %q and %v", removed, taints, tc.removed, want)
+				}
+			})
 		})
 	}
 }

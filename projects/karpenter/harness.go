@@ -163,7 +163,7 @@ func Project() (*ctrlbugs.Project, error) {
 			// The engine's kubelet stand-in (engine/kubelet): kwok's
 			// timings (containers start and stop at once) unless a
 			// scenario gives its stubs latencies.
-			{Name: ProcessKubelet, Setup: kubelet.Setup, KnownStubs: kubelet.Stubs, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}},
+			{Name: ProcessKubelet, Setup: kubelet.SetupWith(kubeletOptions), KnownStubs: kubelet.Stubs, Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}}},
 		},
 	}, nil
 }
