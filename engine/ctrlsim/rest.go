@@ -78,9 +78,16 @@ type restTransport struct {
 type stream struct{ body io.ReadCloser }
 
 // NewRESTConfig returns a rest.Config whose requests the engine serves
-// through c (see restTransport).
+// through c (see restTransport). Like the config controller-runtime's
+// GetConfig loads (pkg/client/config/config.go: "Disable client-side
+// ratelimer by default, we can rely on API priority and fairness"), it has
+// no client-side rate limit (QPS -1): a main that sets QPS and Burst sets
+// them on it, as on its own (kube-scheduler, kube-controller-manager and
+// Karpenter's operator do). With client-go's defaults instead (5 QPS,
+// burst 10), the clients upstream builds from it would wait on the
+// virtual clock where production's do not.
 func NewRESTConfig(c *Client, cache *Cache) *rest.Config {
-	return &rest.Config{Host: "https://ctrlsim.invalid", Transport: NewRESTTransport(c, cache)}
+	return &rest.Config{Host: "https://ctrlsim.invalid", Transport: NewRESTTransport(c, cache), QPS: -1}
 }
 
 // NewRESTTransport returns an http.RoundTripper that serves Kubernetes
