@@ -57,6 +57,14 @@ type ManagerOptions struct {
 	// the manager's. The cache runs as one of the manager's runnables
 	// (Other), as controller-runtime's manager runs it.
 	UpstreamCache *cache.Options
+	// ClientQPS and ClientBurst are the client-side rate limit of the
+	// rest.Config the manager hands to upstream code (GetConfig, and the
+	// clients built from it): what upstream's main sets on its own config
+	// (a --kube-api-qps flag's default, say). 0: none (QPS -1), as
+	// controller-runtime's GetConfig loads a config. client-go's limiter
+	// runs on the virtual clock.
+	ClientQPS   float32
+	ClientBurst int
 	// SyncInReconcile: a Reconcile whose read needs
 	// an informer that has not synced yet (its kind's first cached read,
 	// a GetInformer of upstream's) syncs it itself, at once, instead of
@@ -87,6 +95,9 @@ type Manager struct {
 	logger    logr.Logger
 	// syncPeriod: see ManagerOptions.SyncPeriod.
 	syncPeriod time.Duration
+	// qps and burst: ManagerOptions.ClientQPS and ClientBurst.
+	qps   float32
+	burst int
 	// mu guards captured and other: upstream may add and remove
 	// controllers from goroutines of its own.
 	mu       sync.Mutex
@@ -117,6 +128,7 @@ func NewManager(env *Env, name string, hooks Hooks, opts ManagerOptions) (*Manag
 		close(m.elected)
 	}
 	m.eventRecorderProvider = newEventRecorders(m, eventRecorderProvider.GetEventRecorder)
+	m.qps, m.burst = opts.ClientQPS, opts.ClientBurst
 	m.client = &Client{env: env, name: name, hooks: hooks}
 	m.apiReader = &Client{env: env, name: name, hooks: hooks}
 	m.cache = &Cache{client: m.client, pos: map[schema.GroupKind]int64{},
@@ -342,7 +354,13 @@ func (m *Manager) GetHTTPClient() *http.Client {
 // GetConfig implements cluster.Cluster: a rest.Config whose requests the
 // engine serves in process through the manager's live client (recorded and
 // perturbed as the process's own calls; see NewRESTTransport).
-func (m *Manager) GetConfig() *rest.Config { return NewRESTConfig(m.apiReader, m.cache) }
+func (m *Manager) GetConfig() *rest.Config {
+	c := NewRESTConfig(m.apiReader, m.cache)
+	if m.qps != 0 {
+		c.QPS, c.Burst = m.qps, m.burst
+	}
+	return c
+}
 
 // GetEventRecorderFor implements recorder.Provider.
 func (m *Manager) GetEventRecorderFor(name string) record.EventRecorder {

@@ -192,6 +192,10 @@ func coreManager(scheme *runtime.Scheme) ctrlsim.ManagerOptions {
 	cacheOpts := setup.ManagerCacheOptions(scheme, controllerName, "", syncPeriod)
 	clientOpts := setup.ManagerClientOptions()
 	return ctrlsim.ManagerOptions{
+		// --kube-api-qps and --kube-api-burst's defaults
+		// (core/main.go:249-253).
+		ClientQPS:         100,
+		ClientBurst:       200,
 		Uncached:          clientOpts.Cache.DisableFor,
 		CacheUnstructured: clientOpts.Cache.Unstructured,
 		SyncPeriod:        syncPeriod,

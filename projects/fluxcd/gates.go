@@ -93,7 +93,9 @@ func managerFor(ctx context.Context) ctrlsim.ManagerOptions {
 		// Not with the default options (no selector parses to everything).
 		panic(fmt.Sprintf("fluxcd harness: the default watch selector: %v", err))
 	}
-	opts := ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{
+	// client.Options' flag defaults (fluxcd/pkg/runtime client/client.go:
+	// --kube-api-qps 50, --kube-api-burst 300; main.go binds them).
+	opts := ctrlsim.ManagerOptions{ClientQPS: 50, ClientBurst: 300, UpstreamCache: &ctrlcache.Options{
 		ByObject: map[client.Object]ctrlcache.ByObject{
 			&sourcev1.GitRepository{}:  {Label: sel},
 			&sourcev1.HelmRepository{}: {Label: sel},

@@ -41,7 +41,7 @@ func TestScenarioFeatureGates(t *testing.T) {
 	objs := doc["objects"].([]any)
 	objs[0].(map[string]any)["spec"].(map[string]any)["secretRef"] = map[string]any{"name": "creds"}
 	doc["objects"] = append(objs, map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]any{"name": "creds", "namespace": "default"},
+		"metadata":   map[string]any{"name": "creds", "namespace": "default"},
 		"stringData": map[string]any{"accesskey": "a", "secretkey": "s"}})
 	text := func(gates string) []byte {
 		d := map[string]any{}

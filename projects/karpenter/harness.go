@@ -150,6 +150,11 @@ func Project() (*ctrlbugs.Project, error) {
 				// informer to sync: such a Reconcile syncs it itself
 				// (SyncInReconcile).
 				Manager: ctrlsim.ManagerOptions{
+					// KUBE_CLIENT_QPS and KUBE_CLIENT_BURST's defaults
+					// (pkg/operator/options/options.go:218-219), set on
+					// the config at pkg/operator/operator.go:173-174.
+					ClientQPS:   200,
+					ClientBurst: 300,
 					UpstreamCache: &ctrlcache.Options{ByObject: map[client.Object]ctrlcache.ByObject{
 						&coordinationv1.Lease{}: {Field: fields.SelectorFromSet(fields.Set{"metadata.namespace": "kube-node-lease"})},
 					}},

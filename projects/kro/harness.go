@@ -107,7 +107,9 @@ func Project() (*ctrlbugs.Project, error) {
 			Setup: Setup,
 			// controller-runtime's own cache, with the options main passes:
 			// none (cmd/controller/main.go:209-240 sets no ctrl.Options.Cache).
-			Manager: ctrlsim.ManagerOptions{UpstreamCache: &ctrlcache.Options{}},
+			// --client-qps and --client-burst's defaults
+			// (cmd/controller/main.go:153-155, set at :200).
+			Manager: ctrlsim.ManagerOptions{ClientQPS: 100, ClientBurst: 150, UpstreamCache: &ctrlcache.Options{}},
 			// --feature-gates (cmd/controller/main.go:160, 182-186), upstream's
 			// gates and defaults (pkg/features).
 			KnownGates: featuregates.Known(features.FeatureGate),
