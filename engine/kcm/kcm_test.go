@@ -97,8 +97,12 @@ func twice(t *testing.T, mk func(t *testing.T) *explore.Config) *explore.Result 
 //   - the disruption controller: a PodDisruptionBudget's status follows its
 //     pods as they become ready (expected and healthy pods,
 //     disruptionsAllowed, the DisruptionAllowed condition);
+//   - an owner whose kind is served only after the collector started is
+//     learned at the RESTMapper's 30 s reset, and its dependent collected;
 //   - a staleness perturbation on the collector's view of the owner's kind
 //     delays the dependent's deletion by its lag;
+//   - a run that ends before the controllers' start delay is over leaves
+//     no goroutine asleep;
 //   - the Deployment and ReplicaSet controllers: a Deployment rolled out
 //     into a ReplicaSet and its pods, then scaled from 2 to 3.
 func TestControllerManager(t *testing.T) {
@@ -138,7 +142,17 @@ func TestControllerManager(t *testing.T) {
 			if cm != nil && len(cm.GetOwnerReferences()) != tc.wantOwnerRefs {
 				t.Fatalf("owner refs: %v", cm.GetOwnerReferences())
 			}
-			t.Logf("%s", r.Finish(nil, nil))
+			out := string(r.Finish(nil, nil))
+			t.Logf("%s", out)
+			if tc.policy == metav1.DeletePropagationForeground {
+				// The owner's foregroundDeletion finalizer goes only once
+				// its dependent is gone.
+				dep := strings.Index(out, `garbage-collector (outside a reconcile) delete ConfigMap default/d-config`)
+				owner := strings.Index(out, `garbage-collector (outside a reconcile) patch Deployment.apps default/d: (deleted)`)
+				if dep < 0 || owner < 0 || owner < dep {
+					t.Errorf("foreground: the dependent's delete (at %d) must come before the owner's release (at %d)", dep, owner)
+				}
+			}
 		})
 	}
 	for _, release := range []bool{false, true} {
