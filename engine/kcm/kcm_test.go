@@ -33,6 +33,29 @@ func toU(t *testing.T, s *runtime.Scheme, o runtime.Object) *unstructured.Unstru
 	return enginetest.Unstructured(t, s, o)[0]
 }
 
+// mirrorDeletion is a run of the sample Mirror (it gives the Deployment d a
+// ConfigMap it owns) and the garbage collector, in which the user deletes d
+// at 10 s with propagation policy (empty: the server's default).
+func mirrorDeletion(t *testing.T, name string, policy metav1.DeletionPropagation) *explore.Config {
+	s := enginetest.Scheme(t)
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "example.invalid/main:1"}}}}}}
+	ten := 10 * time.Second
+	return &explore.Config{
+		Scenario: name, Cluster: explore.Cluster{Scheme: s}, Horizon: time.Minute,
+		Controllers: []explore.Controller{
+			{Name: "mirror", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
+				return (&sample.Mirror{Client: mgr.GetClient()}).SetupWithManager(mgr)
+			}},
+			engine.GarbageCollector(),
+		},
+		Objects: []*unstructured.Unstructured{toU(t, s, d)},
+		Actions: []explore.Action{{Name: "delete", At: explore.Trigger{Time: &ten}, Op: "delete", Obj: toU(t, s, d), Propagation: policy}},
+	}
+}
+
 // adopter gives the ConfigMap "dep" an owner reference to the Widget "w"
 // once both exist: a dependent of a kind whose CRD is created during the run.
 type adopter struct {
@@ -116,25 +139,7 @@ func TestControllerManager(t *testing.T) {
 		{metav1.DeletePropagationOrphan, true, 0},
 	} {
 		t.Run("gc/"+string(tc.policy), func(t *testing.T) {
-			r := twice(t, func(t *testing.T) *explore.Config {
-				s := enginetest.Scheme(t)
-				d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "default"},
-					Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
-						Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
-							Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "example.invalid/main:1"}}}}}}
-				ten := 10 * time.Second
-				return &explore.Config{
-					Scenario: "gc", Cluster: explore.Cluster{Scheme: s}, Horizon: time.Minute,
-					Controllers: []explore.Controller{
-						{Name: "mirror", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
-							return (&sample.Mirror{Client: mgr.GetClient()}).SetupWithManager(mgr)
-						}},
-						engine.GarbageCollector(),
-					},
-					Objects: []*unstructured.Unstructured{toU(t, s, d)},
-					Actions: []explore.Action{{Name: "delete", At: explore.Trigger{Time: &ten}, Op: "delete", Obj: toU(t, s, d), Propagation: tc.policy}},
-				}
-			})
+			r := twice(t, func(t *testing.T) *explore.Config { return mirrorDeletion(t, "gc", tc.policy) })
 			cm, dp := has(r.Final, "ConfigMap", "d-config"), has(r.Final, "Deployment", "d")
 			if (cm != nil) != tc.wantCM || dp != nil {
 				t.Fatalf("configmap present=%v deployment present=%v\n%s", cm != nil, dp != nil, r.Finish(nil, nil))
@@ -334,25 +339,10 @@ func TestControllerManager(t *testing.T) {
 		// (they watch through the process's views): with its view of
 		// Deployments 5 s behind, the dependent goes 5 s after the owner.
 		r := twice(t, func(t *testing.T) *explore.Config {
-			s := enginetest.Scheme(t)
-			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "default"},
-				Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
-					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
-						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "example.invalid/main:1"}}}}}}
-			ten := 10 * time.Second
-			return &explore.Config{
-				Scenario: "gc-lag", Cluster: explore.Cluster{Scheme: s}, Horizon: time.Minute,
-				Controllers: []explore.Controller{
-					{Name: "mirror", Setup: func(ctx context.Context, mgr *ctrlsim.Manager) error {
-						return (&sample.Mirror{Client: mgr.GetClient()}).SetupWithManager(mgr)
-					}},
-					engine.GarbageCollector(),
-				},
-				Perturbations: []explore.Perturbation{perturb.Staleness{Controller: "garbage-collector",
-					Kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, Mode: perturb.ModeLag, Lag: 5 * time.Second}},
-				Objects: []*unstructured.Unstructured{toU(t, s, d)},
-				Actions: []explore.Action{{Name: "delete", At: explore.Trigger{Time: &ten}, Op: "delete", Obj: toU(t, s, d)}},
-			}
+			cfg := mirrorDeletion(t, "gc-lag", "")
+			cfg.Perturbations = []explore.Perturbation{perturb.Staleness{Controller: "garbage-collector",
+				Kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, Mode: perturb.ModeLag, Lag: 5 * time.Second}}
+			return cfg
 		})
 		out := string(r.Finish(nil, nil))
 		t.Logf("%s", out)
