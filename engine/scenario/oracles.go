@@ -32,7 +32,7 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 		if o.Expr == "" {
 			v.add(join(field, "expr"), "required for type write")
 		} else if err := oracle.CheckWriteCEL(o.Expr); err != nil {
-			v.add(join(field, "expr"), "CEL: "+oneLine(err.Error()))
+			v.add(join(field, "expr"), celMsg(err))
 		}
 		v.writeSelect(field, o.Select)
 	case oracle.TypeConventions:

@@ -314,7 +314,7 @@ func (v *validator) trigger(field string, t *Trigger) {
 	if t.When != "" {
 		set = append(set, "when")
 		if err := oracle.CheckCEL(t.When); err != nil {
-			v.add(join(field, "when"), "CEL: "+oneLine(err.Error()))
+			v.add(join(field, "when"), celMsg(err))
 		} else {
 			v.celKinds(join(field, "when"), t.When)
 		}
@@ -360,7 +360,7 @@ func (v *validator) trigger(field string, t *Trigger) {
 		}
 		if r.After != "" {
 			if err := oracle.CheckCEL(r.After); err != nil {
-				v.add(join(field, "steps.after"), "CEL: "+oneLine(err.Error()))
+				v.add(join(field, "steps.after"), celMsg(err))
 			} else {
 				v.celKinds(join(field, "steps.after"), r.After)
 			}
@@ -563,7 +563,7 @@ func (v *validator) oracles() {
 		if o.Expr == "" {
 			v.add(join(field, "expr"), "required for type cel")
 		} else if err := oracle.CheckCEL(o.Expr); err != nil {
-			v.add(join(field, "expr"), "CEL: "+oneLine(err.Error()))
+			v.add(join(field, "expr"), celMsg(err))
 		} else if v.celKinds(join(field, "expr"), o.Expr); o.Scope != ScopeAlways && oracle.CallsServed(o.Expr) {
 			v.add(join(field, "expr"), "served(...) is for `when` triggers and always-scope oracles: a final state is judged from the run's records, which keep objects, not the server's kinds")
 		}
@@ -577,15 +577,13 @@ func oneOf(what, got string, allowed []string) string {
 	return fmt.Sprintf("unknown %s %q: want one of %s", what, got, strings.Join(allowed, ", "))
 }
 
-// oneLine keeps the message lines of a CEL error, which also draws the
-// expression with a caret under each problem, and joins them.
-func oneLine(s string) string {
-	var msgs []string
-	for l := range strings.Lines(s) {
-		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "|") {
-			msgs = append(msgs, strings.TrimPrefix(l, "ERROR: <input>:"))
-		}
-	}
-	return strings.Join(msgs, "; ")
+// celMsg is the message of an expression that does not compile: cel-go's
+// own text, which draws the expression with a caret under each problem
+// (its lines after the first follow the line naming the file and field):
+//
+//	CEL: ERROR: <input>:1:7: found no matching overload for 'exists' applied to '(string, string)'
+//	 | exists('v1','ConfigMap')
+//	 | ......^
+func celMsg(err error) string {
+	return "CEL: " + strings.TrimRight(err.Error(), "\n")
 }
