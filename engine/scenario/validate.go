@@ -333,9 +333,7 @@ func (v *validator) trigger(field string, t *Trigger) {
 		if w.Controller != oracle.UserWriter {
 			v.controller(join(f, "controller"), w.Controller)
 		}
-		if w.Kind != "" {
-			v.kind(join(f, "kind"), w.Kind)
-		}
+		v.kindRef(f, w.TypeRef)
 		if w.Verb != "" && !slices.Contains(verbs, w.Verb) {
 			v.add(join(f, "verb"), oneOf("verb", w.Verb, verbs))
 		}
@@ -458,7 +456,7 @@ func (v *validator) perturbation(field string, p *Perturbation) {
 				v.controller(cf, c)
 			}
 		case "kind":
-			v.kind(join(field, "kind"), p.Kind)
+			v.kindRef(field, p.TypeRef)
 		case "from":
 			v.trigger(join(field, "from"), p.From)
 		case "until":
@@ -468,9 +466,7 @@ func (v *validator) perturbation(field string, p *Perturbation) {
 			if w.Controller != "" && w.Controller != p.Controller {
 				v.add(join(f, "controller"), fmt.Sprintf("%q: a crash counts its own controller's writes (%q); leave it out", w.Controller, p.Controller))
 			}
-			if w.Kind != "" {
-				v.kind(join(f, "kind"), w.Kind)
-			}
+			v.kindRef(f, w.TypeRef)
 			if w.Verb != "" && !slices.Contains(verbs, w.Verb) {
 				v.add(join(f, "verb"), oneOf("verb", w.Verb, verbs))
 			}
@@ -478,9 +474,7 @@ func (v *validator) perturbation(field string, p *Perturbation) {
 				v.add(join(f, "subresource"), fmt.Sprintf("%q: the only subresource is \"status\"", w.Subresource))
 			}
 		case "call":
-			if k := p.Call.Kind; k != "" {
-				v.kind(join(field, "call.kind"), k)
-			}
+			v.kindRef(join(field, "call"), p.Call.TypeRef)
 		case "for":
 			if p.For.Duration <= 0 {
 				v.add(join(field, "for"), fmt.Sprintf("%s: must be positive", p.For))
