@@ -227,8 +227,8 @@ func (p *jparser) value() (*jnode, error) {
 		return nil, p.fail("a value")
 	}
 	n := &jnode{start: p.i}
-	switch c := p.data[p.i]; {
-	case c == '{':
+	switch p.data[p.i] {
+	case '{':
 		n.typ = '{'
 		p.i++
 		p.ws()
@@ -268,7 +268,7 @@ func (p *jparser) value() (*jnode, error) {
 			}
 			return nil, p.fail("',' or '}'")
 		}
-	case c == '[':
+	case '[':
 		n.typ = '['
 		p.i++
 		p.ws()
@@ -294,7 +294,7 @@ func (p *jparser) value() (*jnode, error) {
 			}
 			return nil, p.fail("',' or ']'")
 		}
-	case c == '"':
+	case '"':
 		n.typ = '"'
 		p.i++
 		for {
