@@ -17,6 +17,7 @@
 #   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all]   explore one scenario
 #   make mermaid-check                 render every finding's timeline with the real Mermaid
 #   make findings-index                regenerate BUG-FINDINGS.md
+#   make migrate-scenarios [SCENARIO=path]   rewrite scenario files (default scenarios/*/*.json; a file or directory) into scenario schema v1
 #   make inspect FINDING=fluxcd-f2 [STEP=n] [PORT=n] | TRACE=file   serve a step of a trace to kubectl (read-only API server)
 #   make kubectl                       build kubectl at the engine's version into out/tools (for make inspect)
 #   make test-engine | test-projects   the two halves of make test
@@ -57,7 +58,7 @@ QUIET := { grep -v -E '^(=== (RUN|PAUSE|CONT)|[[:space:]]*--- PASS|PASS$$|ok  )'
 RUNTMP := $(or $(TMPDIR),$(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm),/tmp)
 testbin = (.ci/testbin $(1) && cd projects/$(1) && TMPDIR=$(RUNTMP) ../../out/$(1).test -test.count=1 -test.v $(2))
 
-.PHONY: help lint test test-engine test-projects explore-all reproduce verify record record-release judge render explore bump bump-revert bump-check engine-crcheck findings-index check-finding mermaid-check prefetch
+.PHONY: help lint test test-engine test-projects explore-all reproduce verify record record-release judge render explore bump bump-revert bump-check engine-crcheck findings-index migrate-scenarios check-finding mermaid-check prefetch
 
 test: test-engine test-projects
 
@@ -197,6 +198,13 @@ prefetch:
 
 findings-index:
 	cd engine && go run ./cmd/findings-index -root ..
+
+# Rewrites scenario files written before scenario schema v1 into v1
+# (engine/cmd/scenario-migrate): "apiVersion": "ctrlbugs.dev/v1" and
+# "kind": "Scenario" first, each "group/version/Kind" string as apiVersion
+# and kind. In place, one line per file changed; a v1 file is left alone.
+migrate-scenarios:
+	@cd engine && go run ./cmd/scenario-migrate -root .. $(or $(SCENARIO),$(wildcard scenarios/*/*.json))
 
 # Moves a project's pin (MODULE defaults to the project's upstream, the first
 # line of projects/<name>/UPSTREAM; any module of its build list may be moved,

@@ -87,6 +87,7 @@ func markerProject(t *testing.T, parallel bool) *engine.Project {
 }
 
 const markerScenario = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "marker",
   "project": "sample",
   "controllers": ["marker"],

@@ -232,8 +232,8 @@ func compileTrigger(scn *scenario.Scenario, field string, t *scenario.Trigger) (
 	}
 	if t.AfterWrite != nil {
 		ref := &explore.WriteRef{Controller: t.AfterWrite.Controller, Verb: t.AfterWrite.Verb, Sub: t.AfterWrite.Subresource, N: t.AfterWrite.N}
-		if t.AfterWrite.Kind != "" {
-			gvk, err := scenario.ParseKind(t.AfterWrite.Kind)
+		if t.AfterWrite.HasKind() {
+			gvk, err := t.AfterWrite.GVK()
 			if err != nil {
 				return nil, errf(field+".afterWrite.kind", "%v", err)
 			}

@@ -15,8 +15,8 @@ import (
 // consistent, is an error naming the scenario's file and the perturbation;
 // one that also held a view back, or asked nothing of a first list, is not.
 func TestStaleFirstListRefused(t *testing.T) {
-	scn, err := scenario.Decode("s.json", []byte(`{"name": "s", "project": "p", "controllers": ["c"],
-	  "perturbations": [{"type": "staleness", "controller": "c", "kind": "v1/ConfigMap", "mode": "lag", "lag": "20s"}],
+	scn, err := scenario.Decode("s.json", []byte(`{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": "s", "project": "p", "controllers": ["c"],
+	  "perturbations": [{"type": "staleness", "controller": "c", "apiVersion": "v1", "kind": "ConfigMap", "mode": "lag", "lag": "20s"}],
 	  "oracles": [{"name": "o", "type": "panic"}]}`), ".")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // and crashes before marking tick-a done. Its restarted process lists
 // ConfigMaps while the lag lasts.
 const firstListScenario = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "first-list",
   "project": "sample",
   "controllers": ["counter-b", "counter-a"],
@@ -29,7 +30,7 @@ const firstListScenario = `{
      "patch": {"data": {"done": "false"}}}
   ],
   "perturbations": [
-    {"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "lag", "lag": "20s"},
+    {"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "ConfigMap", "mode": "lag", "lag": "20s"},
     {"type": "crash", "controller": "counter-a", "atWrite": 2}
   ],
   "search": {"horizon": "2m"},

@@ -136,11 +136,11 @@ func TestWriteOracleWithinStep(t *testing.T) {
 	const og = `old == null || new == null || !has(old.status.observedGeneration) || ` +
 		`(has(new.status.observedGeneration) && new.status.observedGeneration >= old.status.observedGeneration)`
 	src := func(ctl string) string {
-		return `{"name": "w", "project": "sample", "controllers": ["` + ctl + `"], "objects": [` + webDeployment + `],
+		return `{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": "w", "project": "sample", "controllers": ["` + ctl + `"], "objects": [` + webDeployment + `],
   "actions": [{"at": {"step": 2}, "op": "patch", "patchType": "merge", "patch": {"spec": {"replicas": 2}},
     "object": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"}}}],
   "oracles": [
-    {"name": "observed-generation", "type": "write", "select": {"kind": "apps/v1/Deployment", "subresource": "status"}, "expr": "` + og + `"},
+    {"name": "observed-generation", "type": "write", "select": {"apiVersion": "apps/v1", "kind": "Deployment", "subresource": "status"}, "expr": "` + og + `"},
     {"name": "observed-between-steps", "type": "cel", "scope": "always",
      "expr": "step < 1 || has(object('apps/v1', 'Deployment', 'default', 'web').status.observedGeneration)"},
     {"name": "observed-at-the-end", "type": "cel",
@@ -195,7 +195,7 @@ func TestWriteOracleWithinStep(t *testing.T) {
 // stamps once is quiet.
 func TestQuiescenceTimestampOnlyLoop(t *testing.T) {
 	src := func(ctl string) string {
-		return `{"name": "q", "project": "sample", "controllers": ["` + ctl + `"], "objects": [` + cm("stamped-a", "") + `],
+		return `{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": "q", "project": "sample", "controllers": ["` + ctl + `"], "objects": [` + cm("stamped-a", "") + `],
   "search": {"horizon": "3m"},
   "oracles": [{"name": "quiet", "type": "quiescence", "settle": "30s", "window": "1m", "maxWrites": 3}]}`
 	}
@@ -231,7 +231,7 @@ func TestQuiescenceTimestampOnlyLoop(t *testing.T) {
 // Fighters that never give up still fail.
 func TestNonConvergenceTailBounded(t *testing.T) {
 	src := func(a, b, search string) string {
-		return `{"name": "n", "project": "sample", "controllers": ["` + a + `", "` + b + `", "poller"],
+		return `{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": "n", "project": "sample", "controllers": ["` + a + `", "` + b + `", "poller"],
   "objects": [` + cm("contested", "") + `, ` + cm("polled-a", `, "data": {"k": "v"}`) + `],
   "search": ` + search + `, "oracles": [{"name": "converges", "type": "nonConvergence"}]}`
 	}
@@ -272,7 +272,7 @@ func TestNonConvergenceHashTimestamps(t *testing.T) {
 		if keep {
 			opt = `, "hashTimestamps": true`
 		}
-		return `{"name": "f", "project": "sample", "controllers": ["flapper"], "objects": [` + cm("flap-a", `, "data": {"mode": "`+mode+`"}`) + `],
+		return `{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": "f", "project": "sample", "controllers": ["flapper"], "objects": [` + cm("flap-a", `, "data": {"mode": "`+mode+`"}`) + `],
   "search": {"horizon": "1m"}, "oracles": [{"name": "converges", "type": "nonConvergence"` + opt + `}]}`
 	}
 	for _, tt := range []struct {
@@ -299,12 +299,12 @@ func TestNonConvergenceHashTimestamps(t *testing.T) {
 // the frozen cache the controller sees its own writes and holds.
 func TestSelfLostUpdate(t *testing.T) {
 	src := func(pert string) string {
-		return `{"name": "s", "project": "sample", "controllers": ["advancer"], "objects": [` + cm("job-a", "") + `], ` + pert + `
+		return `{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": "s", "project": "sample", "controllers": ["advancer"], "objects": [` + cm("job-a", "") + `], ` + pert + `
   "oracles": [{"name": "self", "type": "selfLostUpdate"}, {"name": "cross", "type": "lostUpdate"},
     {"name": "done", "type": "cel", "expr": "object('v1', 'ConfigMap', 'default', 'job-a').data.phase == 'Done'"}]}`
 	}
 	t.Run("frozen cache", func(t *testing.T) {
-		r, tr := runHistory(t, src(`"perturbations": [{"type": "staleness", "controller": "advancer", "kind": "v1/ConfigMap", "mode": "frozen", "from": {"step": 1}, "for": "3s"}],`))
+		r, tr := runHistory(t, src(`"perturbations": [{"type": "staleness", "controller": "advancer", "apiVersion": "v1", "kind": "ConfigMap", "mode": "frozen", "from": {"step": 1}, "for": "3s"}],`))
 		v := verdict(t, r, "self")
 		if !v.Failed() || v.At.IsZero() {
 			t.Fatalf("selfLostUpdate: %s", v)
@@ -335,7 +335,7 @@ func TestSelfLostUpdate(t *testing.T) {
 // TestHistoryOraclesDeterministic: the records these oracles add keep a
 // run's trace a function of its scenario and seed.
 func TestHistoryOraclesDeterministic(t *testing.T) {
-	src := `{"name": "d", "project": "sample", "controllers": ["stamper", "advancer", "flapper"],
+	src := `{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": "d", "project": "sample", "controllers": ["stamper", "advancer", "flapper"],
   "objects": [` + cm("stamped-a", "") + `, ` + cm("job-a", "") + `, ` + cm("flap-a", `, "data": {"mode": "flap"}`) + `],
   "search": {"horizon": "2m"},
   "oracles": [{"name": "w", "type": "write", "expr": "new == null || !has(new.data) || !('phase' in new.data) || new.data.phase != 'Pending' || old == null || !has(old.data) || !('phase' in old.data) || old.data.phase == ''"},

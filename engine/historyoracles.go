@@ -77,8 +77,8 @@ func writeSelector(scn *scenario.Scenario, field string, s *scenario.WriteSelect
 	if s == nil {
 		return sel, nil
 	}
-	if s.Kind != "" {
-		gvk, err := scenario.ParseKind(s.Kind)
+	if s.HasKind() {
+		gvk, err := s.GVK()
 		if err != nil {
 			return sel, &scenario.Error{File: scn.File(), Field: field + ".select.kind", Msg: err.Error()}
 		}

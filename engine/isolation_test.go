@@ -19,7 +19,7 @@ import (
 // exploration did before, and why a variant's verdict could depend on the
 // variants explored before it.
 func TestVariantIsolation(t *testing.T) {
-	const placed = `"perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "frozen", "explore": true}],
+	const placed = `"perturbations": [{"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "ConfigMap", "mode": "frozen", "explore": true}],
   "actions": [{"name": "late", "at": {"time": "30s"}, "op": "patch", "patchType": "merge",
     "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-b", "namespace": "default"}},
     "patch": {"data": {"late": "yes"}}}],`

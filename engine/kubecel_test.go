@@ -18,6 +18,7 @@ import (
 // list of counts), an "always" oracle and an action whose `when` are the
 // expression under test.
 const kubeCELScenario = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "kubecel",
   "project": "sample",
   "controllers": ["counter-b", "counter-a"],

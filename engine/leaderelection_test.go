@@ -50,6 +50,7 @@ func leProject(t *testing.T, release bool) *engine.Project {
 // counter's increment, which is not made. %s: more actions; %s: the
 // crash's extra fields; %s: more perturbations.
 const leScenario = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "le",
   "project": "sample",
   "controllers": ["counter-b", "counter-a"],
@@ -86,7 +87,7 @@ func TestLeaderElectionHandover(t *testing.T) {
 	// Under a 30 s lag counter-a sees the touch at 35 s and crashes then;
 	// the user sets the count to 100 at 25 s, inside the lag.
 	lag := `,
-    {"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "lag", "lag": "30s"}`
+    {"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "ConfigMap", "mode": "lag", "lag": "30s"}`
 	set100 := `,
     {"name": "set", "at": {"time": "25s"}, "op": "patch", "patchType": "merge",
      "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}},

@@ -77,16 +77,16 @@ func TestOracles(t *testing.T) {
 		{"cel final", `"defaulter"`, cm("app", ""), ``, `{"name": "o", "type": "cel", "expr": "object('v1', 'ConfigMap', 'default', 'app').data.mode == 'safe'"}`, false},
 		// A condition stamped with every write's time, its status unchanged,
 		// breaks the API conventions; kept, it does not.
-		{"conventions: lastTransitionTime moved without a transition", `"careless-conditioner"`, deploy, `"search": {"horizon": "2m"},`, `{"name": "o", "type": "conventions", "select": {"kind": "apps/v1/Deployment"}}`, true},
+		{"conventions: lastTransitionTime moved without a transition", `"careless-conditioner"`, deploy, `"search": {"horizon": "2m"},`, `{"name": "o", "type": "conventions", "select": {"apiVersion": "apps/v1", "kind": "Deployment"}}`, true},
 		// An object whose deletion a finalizer nobody removes holds forever
 		// is not gone: liveness fails where every state oracle holds.
-		{"liveness: a deletion stuck on a finalizer", `"conditioner"`, deployKept, `"search": {"horizon": "3m"}, "actions": [{"name": "delete", "at": {"time": "10s"}, "op": "delete", "object": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"}}}],`, `{"name": "o", "type": "liveness", "select": {"kind": "apps/v1/Deployment"}, "within": "1m"}`, true},
-		{"liveness control: reconciled, not deleted", `"conditioner"`, deployKept, `"search": {"horizon": "3m"},`, `{"name": "o", "type": "liveness", "select": {"kind": "apps/v1/Deployment"}, "within": "1m"}`, false},
-		{"conventions control: the time of the last transition kept", `"conditioner"`, deploy, `"search": {"horizon": "2m"},`, `{"name": "o", "type": "conventions", "select": {"kind": "apps/v1/Deployment"}}`, false},
+		{"liveness: a deletion stuck on a finalizer", `"conditioner"`, deployKept, `"search": {"horizon": "3m"}, "actions": [{"name": "delete", "at": {"time": "10s"}, "op": "delete", "object": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"}}}],`, `{"name": "o", "type": "liveness", "select": {"apiVersion": "apps/v1", "kind": "Deployment"}, "within": "1m"}`, true},
+		{"liveness control: reconciled, not deleted", `"conditioner"`, deployKept, `"search": {"horizon": "3m"},`, `{"name": "o", "type": "liveness", "select": {"apiVersion": "apps/v1", "kind": "Deployment"}, "within": "1m"}`, false},
+		{"conventions control: the time of the last transition kept", `"conditioner"`, deploy, `"search": {"horizon": "2m"},`, `{"name": "o", "type": "conventions", "select": {"apiVersion": "apps/v1", "kind": "Deployment"}}`, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			src := `{"name": "o", "project": "sample", "controllers": [` + tc.controllers + `], "objects": [` + tc.objects + `], ` + tc.extra + ` "oracles": [` + tc.oracle + `]}`
+			src := `{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": "o", "project": "sample", "controllers": [` + tc.controllers + `], "objects": [` + tc.objects + `], ` + tc.extra + ` "oracles": [` + tc.oracle + `]}`
 			scn, err := scenario.Decode("o.json", []byte(src), ".")
 			if err != nil {
 				t.Fatal(err)
@@ -122,7 +122,7 @@ func TestDivergence(t *testing.T) {
 		if ordering {
 			pert = `"perturbations": [{"type": "ordering", "controllers": ["defaulter", "deployer"]}],`
 		}
-		src := `{"name": "d", "project": "sample", "controllers": ["defaulter", "deployer"], "objects": [` + cm("app", "") + `], ` + pert +
+		src := `{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": "d", "project": "sample", "controllers": ["defaulter", "deployer"], "objects": [` + cm("app", "") + `], ` + pert +
 			` "search": {"mode": "dfs"}, "oracles": [{"name": "same-end", "type": "divergence"}]}`
 		scn, err := scenario.Decode("d.json", []byte(src), ".")
 		if err != nil {

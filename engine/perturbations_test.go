@@ -23,11 +23,11 @@ func TestPerturbationsApplyOrFail(t *testing.T) {
 		wantCrashes int
 	}{
 		{name: "kind the project does not serve",
-			perturbations: `[{"type": "staleness", "controller": "counter-a", "kind": "example.com/v1/ConfigMap", "mode": "frozen"}]`,
-			wantErr:       "counter.json: perturbations[0].kind", msg: "unknown kind example.com/v1/ConfigMap"},
+			perturbations: `[{"type": "staleness", "controller": "counter-a", "apiVersion": "example.com/v1", "kind": "ConfigMap", "mode": "frozen"}]`,
+			wantErr:       "counter.json: perturbations[0].kind", msg: "unknown kind: the scenario serves no kind example.com/v1 ConfigMap"},
 		{name: "kind written without its group",
-			perturbations: `[{"type": "watchBreak", "controller": "counter-a", "kind": "v1/Deployment"}]`,
-			wantErr:       "counter.json: perturbations[0].kind", msg: "unknown kind v1/Deployment"},
+			perturbations: `[{"type": "watchBreak", "controller": "counter-a", "apiVersion": "v1", "kind": "Deployment"}]`,
+			wantErr:       "counter.json: perturbations[0].kind", msg: `unknown kind: the scenario serves no kind v1 Deployment; did you mean "apiVersion": "apps/v1", "kind": "Deployment"?`},
 		{name: "no kind",
 			perturbations: `[{"type": "staleness", "controller": "counter-a", "mode": "frozen"}]`,
 			wantErr:       "counter.json: perturbations[0].kind", msg: "required"},
@@ -50,7 +50,7 @@ func TestPerturbationsApplyOrFail(t *testing.T) {
 			perturbations: `[{"type": "ordering", "controllers": ["counter-a"]}]`,
 			wantErr:       "counter.json: perturbations[0]", msg: "never ready at once"},
 		{name: "staleness of a kind the controller does not cache never applies",
-			perturbations: `[{"type": "staleness", "controller": "counter-a", "kind": "v1/Secret", "mode": "frozen"}]`,
+			perturbations: `[{"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "Secret", "mode": "frozen"}]`,
 			wantErr:       "counter.json: perturbations[0]", msg: "never applied"},
 	}
 	for _, tc := range cases {
@@ -123,8 +123,8 @@ func TestAPIErrorNeverApplied(t *testing.T) {
 		call    string
 		wantErr string
 	}{
-		{`{"verb": "delete", "kind": "v1/ConfigMap"}`, "perturbations[0]: apiError counter-a: 500 to its 1st delete of ConfigMap from start never applied in 1 run(s): its controller made no call"},
-		{`{"verb": "patch", "kind": "v1/ConfigMap"}`, ""},
+		{`{"verb": "delete", "apiVersion": "v1", "kind": "ConfigMap"}`, "perturbations[0]: apiError counter-a: 500 to its 1st delete of ConfigMap from start never applied in 1 run(s): its controller made no call"},
+		{`{"verb": "patch", "apiVersion": "v1", "kind": "ConfigMap"}`, ""},
 	} {
 		body := `"perturbations": [{"type": "apiError", "controller": "counter-a", "code": 500, "call": ` + tc.call + `}],`
 		scn, err := scenario.Decode("counter.json", []byte(sprintf(counterScenario, body)), ".")

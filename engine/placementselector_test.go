@@ -27,6 +27,7 @@ func mirrorProject(t *testing.T) *engine.Project {
 // mirror's writes of the run are create, patch/status, create,
 // patch/status. %s: the crash's fields.
 const mirrorScenario = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "mirror",
   "project": "sample",
   "controllers": ["mirror"],
@@ -82,9 +83,9 @@ func TestPlacementSelector(t *testing.T) {
 	}{
 		{name: "first status write", crash: `, "atWriteOf": {"subresource": "status", "n": 1}`,
 			want: []string{"patch/status Deployment.apps default/d1"}},
-		{name: "second ConfigMap create", crash: `, "atWriteOf": {"kind": "v1/ConfigMap", "verb": "create", "n": 2}`,
+		{name: "second ConfigMap create", crash: `, "atWriteOf": {"apiVersion": "v1", "kind": "ConfigMap", "verb": "create", "n": 2}`,
 			want: []string{"create ConfigMap default/d2-config"}},
-		{name: "second status write", crash: `, "atWriteOf": {"kind": "apps/v1/Deployment", "verb": "status", "n": 2}`,
+		{name: "second status write", crash: `, "atWriteOf": {"apiVersion": "apps/v1", "kind": "Deployment", "verb": "status", "n": 2}`,
 			want: []string{"patch/status Deployment.apps default/d2"}},
 		{name: "explore: status writes only", crash: `, "explore": true, "atWriteOf": {"subresource": "status"}`,
 			want: []string{"patch/status Deployment.apps default/d1", "patch/status Deployment.apps default/d2"}},
@@ -115,7 +116,7 @@ func TestPlacementSelector(t *testing.T) {
 		{`, "atWriteOf": {"verb": "create"}`, "mirror.json: perturbations[0].atWriteOf.n", "at least 1"},
 		{`, "atWriteOf": {"controller": "other", "n": 1}`, "mirror.json: perturbations[0].atWriteOf.controller", "leave it out"},
 		{`, "atWriteOf": {"verb": "poke", "n": 1}`, "mirror.json: perturbations[0].atWriteOf.verb", "poke"},
-		{`, "atWriteOf": {"kind": "v1/Secret", "n": 1}`, "mirror.json: perturbations[0]", "never applied"},
+		{`, "atWriteOf": {"apiVersion": "v1", "kind": "Secret", "n": 1}`, "mirror.json: perturbations[0]", "never applied"},
 	} {
 		scn, err := scenario.Decode("mirror.json", []byte(fmt.Sprintf(mirrorScenario, bad.crash)), ".")
 		if err == nil {

@@ -50,6 +50,7 @@ func stepperProject(t *testing.T) *engine.Project {
 }
 
 const stepperScenario = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "stepper",
   "project": "sample",
   "controllers": ["stepper"],

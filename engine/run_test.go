@@ -31,6 +31,7 @@ func sampleProject(t *testing.T) *engine.Project {
 }
 
 const counterScenario = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "counter",
   "project": "sample",
   "controllers": ["counter-b", "counter-a"],
@@ -59,7 +60,7 @@ func TestLostUpdate(t *testing.T) {
 		wantFail      bool
 	}{
 		{"control", ``, false},
-		{"frozen cache", `"perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "frozen"}],`, true},
+		{"frozen cache", `"perturbations": [{"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "ConfigMap", "mode": "frozen"}],`, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,7 +102,7 @@ func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) 
 // verdicts can be judged again offline and agree; records tampered with
 // change the verdicts they feed (the check is not vacuous).
 func TestRejudge(t *testing.T) {
-	data := []byte(sprintf(counterScenario, `"perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "frozen"}],`))
+	data := []byte(sprintf(counterScenario, `"perturbations": [{"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "ConfigMap", "mode": "frozen"}],`))
 	scn, err := scenario.Decode("counter.json", data, ".")
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +216,7 @@ func TestDropActions(t *testing.T) {
 // other than update or patch is an error naming the field.
 func TestStatusInputs(t *testing.T) {
 	const scn = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "status-inputs", "project": "sample", "controllers": ["counter-a"],
   "objects": [
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"count": "0"}},
@@ -276,7 +278,7 @@ func TestStatusInputs(t *testing.T) {
 // passed (something ran before), or naming a variant it does not have, is an error saying
 // which; used as meant, the variant runs.
 func TestPlanMisuse(t *testing.T) {
-	const placed = `"perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "frozen", "explore": true}],
+	const placed = `"perturbations": [{"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "ConfigMap", "mode": "frozen", "explore": true}],
   "actions": [{"name": "late", "at": {"time": "30s"}, "op": "patch", "patchType": "merge",
     "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-b", "namespace": "default"}},
     "patch": {"data": {"late": "yes"}}}],`

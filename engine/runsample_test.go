@@ -38,13 +38,14 @@ func TestRunSample(t *testing.T) {
 		p := &engine.Project{Name: "sample", Cluster: explore.Cluster{Scheme: scheme},
 			Controllers: []explore.Controller{counter("a", 1), counter("b", 10)}}
 		scn, err := scenario.Decode("counter.json", []byte(`{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "counter", "project": "sample", "controllers": ["counter-b", "counter-a"],
   "objects": [
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"count": "0"}},
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-a", "namespace": "default"}},
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tick-b", "namespace": "default"}}
   ],
-  "perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "frozen"}],
+  "perturbations": [{"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "ConfigMap", "mode": "frozen"}],
   "search": {"horizon": "1m"},
   "oracles": [
     {"name": "no-lost-update", "type": "lostUpdate"},

@@ -34,7 +34,7 @@ func TestWhenCELErrorVisible(t *testing.T) {
 	const createLate = `{"name": "create-late", "at": {"time": "10s"}, "op": "create",
 	  "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "late", "namespace": "default"}, "data": {"count": "1"}}}`
 	frozen := func(window string) string {
-		return `"perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "frozen", ` + window + `}],`
+		return `"perturbations": [{"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "ConfigMap", "mode": "frozen", ` + window + `}],`
 	}
 	cases := []struct {
 		name string

@@ -52,6 +52,7 @@ func sampleProject(t *testing.T) *engine.Project {
 // to 11 and finish after 10 and 11 steps; the Deployment is there for its
 // metadata.generation, which the "generation" ablation leaves unset.
 const sampleScenario = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "counter", "project": "sample", "controllers": ["counter-b", "counter-a"],
   "objects": [
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"count": "0"}},
@@ -60,7 +61,7 @@ const sampleScenario = `{
     {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
      "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
   ],
-  "perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/ConfigMap", "mode": "frozen", "explore": true}],
+  "perturbations": [{"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "ConfigMap", "mode": "frozen", "explore": true}],
   "search": {"horizon": "1m"},
   "oracles": [
     {"name": "counted", "type": "cel", "expr": "has(object('apps/v1', 'Deployment', 'default', 'd').metadata.generation) && object('v1', 'ConfigMap', 'default', 'counter').data['count'] == '11'"},
@@ -201,6 +202,7 @@ func TestFindings(t *testing.T) {
 func TestFindingsRecordReplaysAlone(t *testing.T) {
 	root := t.TempDir()
 	scn := `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "counter", "project": "sample", "controllers": ["counter-b", "counter-a", "namer"],
   "objects": [
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"count": "0"}},

@@ -61,6 +61,7 @@ const widgetCRD = `{
 // The counter scenario (engine/run_test.go) with a Widget, whose size an
 // action changes at step 1.
 const scenarioText = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
   "name": "inspect",
   "project": "sample",
   "controllers": ["counter-b", "counter-a"],

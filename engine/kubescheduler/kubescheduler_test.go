@@ -58,7 +58,7 @@ func pod(name, cpu string, priority int) string {
 
 func run(t *testing.T, name, objects, actions, oracles string) *trace.Trace {
 	t.Helper()
-	src := fmt.Sprintf(`{"name": %q, "project": "sample", "controllers": [%q, "kubelet"],
+	src := fmt.Sprintf(`{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": %q, "project": "sample", "controllers": [%q, "kubelet"],
   "objects": [%s], "actions": [%s], "search": {"horizon": "10m"}, "oracles": [%s]}`, name, kubescheduler.Name, objects, actions, oracles)
 	scn, err := scenario.Decode(name+".json", []byte(src), ".")
 	if err != nil {
@@ -178,7 +178,7 @@ func TestRealScheduler(t *testing.T) {
 // something the scenario asks of kube-scheduler that cannot apply to it.
 func refused(t *testing.T, block, want string) {
 	t.Helper()
-	src := fmt.Sprintf(`{"name": "refused", "project": "sample", "controllers": [%q, "kubelet"], %s
+	src := fmt.Sprintf(`{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "name": "refused", "project": "sample", "controllers": [%q, "kubelet"], %s
   "objects": [%s], "search": {"horizon": "1m"}, "oracles": [{"name": "any", "type": "cel", "expr": "true"}]}`, kubescheduler.Name, block, pod("p", "1", 0))
 	scn, err := scenario.Decode("refused.json", []byte(src), ".")
 	if err != nil {

@@ -19,7 +19,8 @@ type Spec struct {
 	Type        string
 	Controller  string
 	Controllers []string
-	// Kind is as written ("group/version/Kind"); GroupKind is it parsed.
+	// Kind is the scenario's kind (its apiVersion and kind) as
+	// "group/version/Kind"; GroupKind is it parsed.
 	Kind      string
 	GroupKind schema.GroupKind
 	Mode      string

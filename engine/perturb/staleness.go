@@ -28,14 +28,14 @@ var StalenessType = Type{
 	Name: "staleness",
 	Doc: "one controller's informer cache of one kind lags by a duration (mode lag), stays where it was " +
 		"when the window opened (frozen), or stops between two positions of the kind's write sequence (writes)",
-	Fields: append([]string{"controller", "kind", "mode", "lag", "staleAt", "catchUpAt", "explore"}, windowFields...),
+	Fields: append([]string{"controller", "apiVersion", "kind", "mode", "lag", "staleAt", "catchUpAt", "explore"}, windowFields...),
 	Check:  checkStaleness,
 	New:    newStaleness,
 }
 
 func checkStaleness(s *Spec) []FieldError {
 	out := required(s, "controller", "the controller whose cache is stale")
-	out = append(out, required(s, "kind", "the kind whose cache is stale, e.g. \"apps/v1/Deployment\" (a controller caches each kind separately)")...)
+	out = append(out, required(s, "kind", "the kind whose cache is stale, with its apiVersion, e.g. \"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\" (a controller caches each kind separately)")...)
 	switch s.Mode {
 	case "":
 		out = append(out, FieldError{"mode", "required for staleness: one of lag, frozen, writes"})

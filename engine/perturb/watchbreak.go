@@ -19,10 +19,10 @@ var WatchBreakType = Type{
 		"reflector's backoff), then client-go's reflector lists again and the informer tells its handlers " +
 		"what changed, once per object: an add, one update for all of an object's changes, and a " +
 		"DeletedFinalStateUnknown tombstone for an object deleted meanwhile; a REST-seam watch gets the 410",
-	Fields: append([]string{"controller", "kind"}, windowFields...),
+	Fields: append([]string{"controller", "apiVersion", "kind"}, windowFields...),
 	Check: func(s *Spec) []FieldError {
 		return append(required(s, "controller", "the controller whose watch breaks"),
-			required(s, "kind", "the kind whose watch breaks, e.g. \"v1/Secret\"")...)
+			required(s, "kind", "the kind whose watch breaks, with its apiVersion, e.g. \"apiVersion\": \"v1\", \"kind\": \"Secret\"")...)
 	},
 	New: func(s *Spec) (explore.Perturbation, error) {
 		return WatchBreak{Controller: s.Controller, Kind: s.GroupKind, Win: s.Window}, nil

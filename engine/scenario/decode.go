@@ -32,9 +32,18 @@ func Load(path string) (*Scenario, error) {
 	return Decode(path, data, filepath.Dir(path))
 }
 
-// Decode decodes a scenario strictly: unknown fields (matched
-// case-sensitively), values of the wrong JSON type, null values, bad
-// duration strings and trailing data are errors naming the field's JSON
+// The scenario schema's version and kind: the first two fields of every
+// scenario file, "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario".
+const (
+	APIVersion   = "ctrlbugs.dev/v1"
+	KindScenario = "Scenario"
+)
+
+// Decode decodes a scenario strictly: a missing or unknown apiVersion or
+// kind (a file before schema v1 names the command that migrates it),
+// unknown fields (matched case-sensitively), values of the wrong JSON
+// type, null values, bad duration strings, a kind in the single-string
+// spelling before v1 and trailing data are errors naming the field's JSON
 // path. file names the scenario in errors; baseDir is the directory
 // manifests (and Scenario.ResolvePath) are relative to. Decode reads the
 // manifests, appends their documents to Objects and applies the defaults;
@@ -56,8 +65,14 @@ func Decode(file string, data []byte, baseDir string) (*Scenario, error) {
 		c.add("", fmt.Sprintf("trailing data after the scenario object at %s", position(data, at)))
 		return nil, c.list.err()
 	}
-	if _, ok := raw.(map[string]any); !ok {
+	top, ok := raw.(map[string]any)
+	if !ok {
 		c.add("", "want a JSON object, got "+jsonKind(raw))
+		return nil, c.list.err()
+	}
+	// The version first: a file of another version is not read further
+	// (before v1, every kind it names would be an error of its own).
+	if c.header(top); c.list != nil {
 		return nil, c.list.err()
 	}
 	c.shape("", raw, reflect.TypeFor[Scenario]())
@@ -107,10 +122,48 @@ func Decode(file string, data []byte, baseDir string) (*Scenario, error) {
 	return s, nil
 }
 
+// header checks the file's apiVersion and kind.
+func (c *collector) header(top map[string]any) {
+	v, ok := top["apiVersion"]
+	switch {
+	case !ok:
+		c.add("apiVersion", fmt.Sprintf("missing: this file predates scenario schema v1; migrate it with: make migrate-scenarios SCENARIO=%s", c.file))
+		return
+	case v != APIVersion:
+		got := jsonKind(v)
+		if s, isStr := v.(string); isStr {
+			got = strconv.Quote(s)
+		}
+		c.add("apiVersion", fmt.Sprintf("unknown scenario schema version %s: the supported apiVersion is %q", got, APIVersion))
+		return
+	}
+	switch k, ok := top["kind"]; {
+	case !ok:
+		c.add("kind", fmt.Sprintf("missing: want %q (with \"apiVersion\": %q)", KindScenario, APIVersion))
+	case k != KindScenario:
+		got := jsonKind(k)
+		if s, isStr := k.(string); isStr {
+			got = strconv.Quote(s)
+		}
+		c.add("kind", fmt.Sprintf("%s: want %q", got, KindScenario))
+	}
+}
+
 var (
 	durationType = reflect.TypeFor[Duration]()
 	rawType      = reflect.TypeFor[json.RawMessage]()
+	typeRefType  = reflect.TypeFor[TypeRef]()
 )
+
+// hasTypeRef reports whether struct type t embeds a TypeRef.
+func hasTypeRef(t reflect.Type) bool {
+	for f := range t.Fields() {
+		if f.Anonymous && f.Type == typeRefType {
+			return true
+		}
+	}
+	return false
+}
 
 // shape checks the generic JSON value v against the Go type t, recording
 // errors under path.
@@ -161,6 +214,11 @@ func (c *collector) shape(path string, v any, t reflect.Type) {
 			}
 			c.shape(join(path, k), m[k], f.Type)
 		}
+		// A kind in the single string of scenarios before v1, its
+		// apiVersion missing: the message shows its v1 spelling.
+		if k, ok := m["kind"].(string); ok && hasTypeRef(t) && m["apiVersion"] == nil && strings.Contains(k, "/") {
+			c.add(join(path, "kind"), kindNameMsg(k))
+		}
 	case reflect.Slice:
 		a, ok := v.([]any)
 		if !ok {
@@ -198,6 +256,12 @@ func (c *collector) shape(path string, v any, t reflect.Type) {
 func jsonFields(t reflect.Type) map[string]reflect.StructField {
 	m := map[string]reflect.StructField{}
 	for f := range t.Fields() {
+		if f.Anonymous && f.Type == typeRefType {
+			// Embedded: its fields are the holder's, as encoding/json
+			// reads them.
+			maps.Copy(m, jsonFields(f.Type))
+			continue
+		}
 		if !f.IsExported() {
 			continue
 		}

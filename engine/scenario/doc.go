@@ -18,6 +18,37 @@
 // this file, also returned by [Schema]; the tests keep it in step with the
 // Go types and check every scenario in the corpus against it.
 //
+// # Schema v1
+//
+// A scenario file begins with its schema's version and kind, and names
+// every kind as a Kubernetes object names its own, with two fields of the
+// object that holds them, apiVersion ("group/version", "v1" for the core
+// group) and kind ([TypeRef]: a staleness or watchBreak perturbation, an
+// afterWrite or atWriteOf, an apiError's call, a write oracle's select):
+//
+//	{
+//	  "apiVersion": "ctrlbugs.dev/v1",
+//	  "kind": "Scenario",
+//	  "name": "bucket-stale",
+//	  "project": "fluxcd",
+//	  "controllers": ["bucket"],
+//	  "perturbations": [{"type": "staleness", "controller": "bucket",
+//	    "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket", "mode": "lag", "lag": "3s",
+//	    "from": {"afterWrite": {"controller": "bucket", "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket", "n": 2}}, "for": "3s"}],
+//	  "oracles": [{"name": "no-panic", "type": "panic"}]
+//	}
+//
+// Files written before v1 have no apiVersion and write a kind as one
+// string, "source.toolkit.fluxcd.io/v1/Bucket" ([ParseKind]); [Decode]
+// refuses them, naming the command that rewrites them ([Migrate], in
+// engine/cmd/scenario-migrate):
+//
+//	scenarios/fluxcd/x.json: apiVersion: missing: this file predates scenario schema v1; migrate it with: make migrate-scenarios SCENARIO=scenarios/fluxcd/x.json
+//
+// and, in a v1 file, a kind in the old spelling with its v1 spelling. An
+// expression that does not compile is reported with cel-go's text, the
+// expression and a caret under the problem on the lines that follow.
+//
 // # Actions
 //
 // An action's at is one trigger: a step, a virtual time, a CEL condition
@@ -49,8 +80,8 @@
 // An afterWrite trigger (an action's, or a window's from or until) fires
 // after the n-th write (1-based) that matches every field set: controller
 // (the process as the scenario lists it: all its controllers' writes
-// count; "user": the scenario's own actions), kind (group and kind, the
-// version not compared), verb ("status": any write to the status
+// count; "user": the scenario's own actions), apiVersion and kind (group
+// and kind, the version not compared), verb ("status": any write to the status
 // subresource) and subresource ("status": writes to the status subresource
 // only; with a verb, that verb's). Writes are counted in the order they
 // were made: a controller's when the API server accepted it (a no-op write

@@ -12,10 +12,12 @@ import (
 // knows: its name, controllers and served kinds. Errors name file and field.
 func ExampleScenario_Validate() {
 	data := []byte(`{
+  "apiVersion": "ctrlbugs.dev/v1",
+  "kind": "Scenario",
   "name": "lagging-cache",
   "project": "sample",
   "controllers": ["counter-a"],
-  "perturbations": [{"type": "staleness", "controller": "counter-a", "kind": "v1/Widget", "mode": "frozen"}],
+  "perturbations": [{"type": "staleness", "controller": "counter-a", "apiVersion": "v1", "kind": "Widget", "mode": "frozen"}],
   "oracles": [{"name": "no-panic", "type": "panic"}]
 }`)
 	scn, err := scenario.Decode("lagging.json", data, ".")
@@ -27,5 +29,5 @@ func ExampleScenario_Validate() {
 		Kinds: []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "probe.example", Version: "v1", Kind: "Widget"}}}
 	fmt.Println(scn.Validate(known))
 	// Output:
-	// lagging.json: perturbations[0].kind: unknown kind v1/Widget
+	// lagging.json: perturbations[0].kind: unknown kind: the scenario serves no kind v1 Widget; did you mean "apiVersion": "probe.example/v1", "kind": "Widget"?
 }

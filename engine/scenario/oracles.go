@@ -32,7 +32,7 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 		if o.Expr == "" {
 			v.add(join(field, "expr"), "required for type write")
 		} else if err := oracle.CheckWriteCEL(o.Expr); err != nil {
-			v.add(join(field, "expr"), "CEL: "+oneLine(err.Error()))
+			v.add(join(field, "expr"), celMsg(err))
 		}
 		v.writeSelect(field, o.Select)
 	case oracle.TypeConventions:
@@ -64,13 +64,11 @@ func (v *validator) writeSelect(field string, sel *WriteSelect) {
 		return
 	}
 	f := join(field, "select")
-	if sel.Kind != "" {
-		v.kind(join(f, "kind"), sel.Kind)
-	}
+	v.kindRef(f, sel.TypeRef)
 	if sel.Subresource != "" && sel.Subresource != "status" {
 		v.add(join(f, "subresource"), oneOf("subresource", sel.Subresource, []string{"status"}))
 	}
 	if *sel == (WriteSelect{}) {
-		v.add(f, "selects nothing in particular: name at least one of kind, namespace, name, subresource, or leave select out to judge every write")
+		v.add(f, "selects nothing in particular: name at least one of apiVersion and kind, namespace, name, subresource, or leave select out to judge every write")
 	}
 }

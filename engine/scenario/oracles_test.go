@@ -13,7 +13,7 @@ import (
 func TestWriteHistoryOracles(t *testing.T) {
 	data := decodeBase(t, set("oracles", parse(`[
 		{"name": "og", "type": "write", "expr": "old == null || new != null",
-		 "select": {"kind": "source.toolkit.fluxcd.io/v1/Bucket", "namespace": "default", "name": "podinfo", "subresource": "status"}},
+		 "select": {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket", "namespace": "default", "name": "podinfo", "subresource": "status"}},
 		{"name": "every-write", "type": "write", "expr": "writer != 'user' || verb == 'create'"},
 		{"name": "quiet", "type": "quiescence"},
 		{"name": "quiet-2", "type": "quiescence", "settle": "30s", "window": "2m", "maxWrites": 5},

@@ -16,6 +16,8 @@ import (
 
 // baseScenario is valid; each malformed case changes one thing.
 const baseScenario = `{
+  "apiVersion": "ctrlbugs.dev/v1",
+  "kind": "Scenario",
   "name": "bucket-stale",
   "description": "base of the malformed cases",
   "project": "fluxcd",
@@ -30,7 +32,7 @@ const baseScenario = `{
      "patchType": "merge", "patch": {"spec": {"bucketName": "other"}}}
   ],
   "perturbations": [
-    {"type": "staleness", "controller": "source-controller", "kind": "source.toolkit.fluxcd.io/v1/Bucket",
+    {"type": "staleness", "controller": "source-controller", "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket",
      "mode": "lag", "lag": "2s", "from": {"time": "1s"}, "until": {"time": "5s"}}
   ],
   "search": {"mode": "dfs", "maxStates": 100},
@@ -115,6 +117,27 @@ func malformedCases() []malformedCase {
 		{name: "trailing data", raw: `{"name": "x"} {}`, field: "", msg: "trailing data after the scenario object at line 1, column 15"},
 		{name: "not an object", raw: `["name"]`, field: "", msg: "want a JSON object, got array"},
 
+		// The schema's version and kind.
+		{name: "file before schema v1", mut: all(del("apiVersion"), del("kind")), field: "apiVersion", msg: "missing: this file predates scenario schema v1; migrate it with: make migrate-scenarios SCENARIO=" + testFile, schema: true},
+		{name: "unknown schema version", mut: set("apiVersion", "ctrlbugs.dev/v2"), field: "apiVersion", msg: `unknown scenario schema version "ctrlbugs.dev/v2": the supported apiVersion is "ctrlbugs.dev/v1"`, schema: true},
+		{name: "schema version not a string", mut: set("apiVersion", 1), field: "apiVersion", msg: `unknown scenario schema version number 1`, schema: true},
+		{name: "missing scenario kind", mut: del("kind"), field: "kind", msg: `missing: want "Scenario"`, schema: true},
+		{name: "another kind", mut: set("kind", "Finding"), field: "kind", msg: `"Finding": want "Scenario"`, schema: true},
+
+		// Kinds: apiVersion and kind; the single string of before v1 is
+		// refused with its v1 spelling.
+		{name: "perturbation kind in the old spelling", mut: all(del("perturbations[0].apiVersion"), set("perturbations[0].kind", "source.toolkit.fluxcd.io/v1/Bucket")), field: "perturbations[0].kind",
+			msg: `"source.toolkit.fluxcd.io/v1/Bucket" is the single-string spelling of scenarios before schema v1; v1 writes "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket"`, schema: true},
+		{name: "afterWrite kind in the old spelling", mut: set("actions[0].at", parse(`{"afterWrite": {"controller": "source-controller", "kind": "v1/Secret", "n": 1}}`)), field: "actions[0].at.afterWrite.kind", msg: `v1 writes "apiVersion": "v1", "kind": "Secret"`, schema: true},
+		{name: "select kind in the old spelling", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"kind": "apps/v1/Deployment"}`))), field: "oracles[1].select.kind", msg: `v1 writes "apiVersion": "apps/v1", "kind": "Deployment"`, schema: true},
+		{name: "call kind in the old spelling", mut: set("perturbations[0]", parse(`{"type": "apiError", "controller": "source-controller", "code": 500, "call": {"kind": "v1/Secret"}}`)), field: "perturbations[0].call.kind", msg: `v1 writes "apiVersion": "v1", "kind": "Secret"`, schema: true},
+		{name: "old spelling beside an apiVersion", mut: set("perturbations[0].kind", "v1/Secret"), field: "perturbations[0].kind", msg: `v1 writes "apiVersion": "v1", "kind": "Secret"`, schema: true},
+		{name: "kind without apiVersion", mut: del("perturbations[0].apiVersion"), field: "perturbations[0].apiVersion", msg: "required with kind", schema: true},
+		{name: "apiVersion without kind", mut: set("actions[0].at", parse(`{"afterWrite": {"controller": "source-controller", "apiVersion": "v1", "n": 1}}`)), field: "actions[0].at.afterWrite.kind", msg: "required with apiVersion", schema: true},
+		{name: "bad apiVersion of a kind", mut: set("perturbations[0].apiVersion", "Source/V1"), field: "perturbations[0].apiVersion", msg: `bad apiVersion "Source/V1"`, schema: true},
+		{name: "kind of another version", mut: set("perturbations[0].apiVersion", "source.toolkit.fluxcd.io/v1beta2"), field: "perturbations[0].kind", msg: `the scenario serves no kind source.toolkit.fluxcd.io/v1beta2 Bucket; did you mean "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket"?`},
+		{name: "apiVersion on a crash", mut: set("perturbations[0]", parse(`{"type": "crash", "controller": "source-controller", "atWrite": 1, "apiVersion": "v1"}`)), field: "perturbations[0].apiVersion", msg: "not for type crash", schema: true},
+
 		// Top level.
 		{name: "missing name", mut: del("name"), field: "name", msg: "required", schema: true},
 		{name: "bad name characters", mut: set("name", "Bucket_Stale"), field: "name", msg: "lower-case letters", schema: true},
@@ -163,8 +186,8 @@ func malformedCases() []malformedCase {
 		{name: "repeat every 0", mut: set("actions[0].repeat", parse(`{"count": 2, "every": "0s"}`)), field: "actions[0].repeat.every", msg: "must be positive"},
 		{name: "repeat without every", mut: set("actions[0].repeat", parse(`{"count": 2}`)), field: "actions[0].repeat.every", msg: "required", schema: true},
 		{name: "afterWrite unknown verb", mut: set("actions[0].at", parse(`{"afterWrite": {"controller": "source-controller", "verb": "get", "n": 1}}`)), field: "actions[0].at.afterWrite.verb", msg: `unknown verb "get"`, schema: true},
-		{name: "afterWrite unknown kind", mut: set("actions[0].at", parse(`{"afterWrite": {"controller": "source-controller", "kind": "v1/Pod", "n": 1}}`)), field: "actions[0].at.afterWrite.kind", msg: "unknown kind v1/Pod"},
-		{name: "when that does not compile", mut: set("actions[0].at", parse(`{"when": "exists('v1','ConfigMap')"}`)), field: "actions[0].at.when", msg: "CEL: 1:7: found no matching overload"},
+		{name: "afterWrite unknown kind", mut: set("actions[0].at", parse(`{"afterWrite": {"controller": "source-controller", "apiVersion": "v1", "kind": "Pod", "n": 1}}`)), field: "actions[0].at.afterWrite.kind", msg: "unknown kind: the scenario serves no kind v1 Pod"},
+		{name: "when that does not compile", mut: set("actions[0].at", parse(`{"when": "exists('v1','ConfigMap')"}`)), field: "actions[0].at.when", msg: "CEL: ERROR: <input>:1:7: found no matching overload"},
 		{name: "after without when", mut: set("actions[0].at.after", "5s"), field: "actions[0].at.after", msg: "only with when", schema: true},
 		{name: "after that is not positive", mut: set("actions[0].at", parse(`{"when": "step > 2", "after": "0s"}`)), field: "actions[0].at.after", msg: "0s: must be positive"},
 		{name: "after with two triggers", mut: set("actions[0].at", parse(`{"when": "step > 2", "after": "1s", "time": "3s"}`)), field: "actions[0].at", msg: "time and when are set", schema: true},
@@ -184,7 +207,7 @@ func malformedCases() []malformedCase {
 		{name: "lag missing in mode lag", mut: del("perturbations[0].lag"), field: "perturbations[0].lag", msg: "required with mode lag", schema: true},
 		{
 			name:  "staleAt not before catchUpAt",
-			mut:   set("perturbations[0]", parse(`{"type": "staleness", "controller": "source-controller", "kind": "v1/Secret", "mode": "writes", "staleAt": 3, "catchUpAt": 3}`)),
+			mut:   set("perturbations[0]", parse(`{"type": "staleness", "controller": "source-controller", "apiVersion": "v1", "kind": "Secret", "mode": "writes", "staleAt": 3, "catchUpAt": 3}`)),
 			field: "perturbations[0].catchUpAt", msg: "3: must be after staleAt (3)",
 		},
 		{
@@ -194,7 +217,7 @@ func malformedCases() []malformedCase {
 		},
 		{
 			name:  "mode writes with a window",
-			mut:   set("perturbations[0]", parse(`{"type": "staleness", "controller": "source-controller", "kind": "v1/Secret", "mode": "writes", "staleAt": 0, "catchUpAt": 3, "from": {"step": 1}}`)),
+			mut:   set("perturbations[0]", parse(`{"type": "staleness", "controller": "source-controller", "apiVersion": "v1", "kind": "Secret", "mode": "writes", "staleAt": 0, "catchUpAt": 3, "from": {"step": 1}}`)),
 			field: "perturbations[0].from", msg: "not with mode writes", schema: true,
 		},
 		{
@@ -224,8 +247,8 @@ func malformedCases() []malformedCase {
 		},
 		{
 			name:  "apiError on an unknown kind",
-			mut:   set("perturbations[0]", parse(`{"type": "apiError", "controller": "source-controller", "code": 500, "call": {"kind": "v1/Nope"}}`)),
-			field: "perturbations[0].call.kind", msg: "Nope",
+			mut:   set("perturbations[0]", parse(`{"type": "apiError", "controller": "source-controller", "code": 500, "call": {"apiVersion": "v1", "kind": "Nope"}}`)),
+			field: "perturbations[0].call.kind", msg: "the scenario serves no kind v1 Nope",
 		},
 		{name: "window until before from", mut: set("perturbations[0].until.time", "500ms"), field: "perturbations[0].until", msg: "time 500ms is not after from's time 1s"},
 		{name: "window until equal to from in steps", mut: all(set("perturbations[0].from", parse(`{"step": 4}`)), set("perturbations[0].until", parse(`{"step": 4}`))), field: "perturbations[0].until", msg: "step 4 is not after from's step 4"},
@@ -237,9 +260,9 @@ func malformedCases() []malformedCase {
 		{name: "crash without atWrite", mut: set("perturbations[0]", parse(`{"type": "crash", "controller": "source-controller"}`)), field: "perturbations[0].atWrite", msg: "crash needs atWrite >= 1", schema: true},
 		{name: "ordering with no controller", mut: set("perturbations[0]", parse(`{"type": "ordering", "controllers": []}`)), field: "perturbations[0].controllers", msg: "at least one controller", schema: true},
 		{name: "ordering with controller", mut: set("perturbations[0]", parse(`{"type": "ordering", "controller": "source-controller", "controllers": ["source-controller", "kustomize-controller"]}`)), field: "perturbations[0].controller", msg: "not for type ordering", schema: true},
-		{name: "staleness without kind", mut: del("perturbations[0].kind"), field: "perturbations[0].kind", msg: "required: the kind whose cache is stale", schema: true},
+		{name: "staleness without kind", mut: all(del("perturbations[0].apiVersion"), del("perturbations[0].kind")), field: "perturbations[0].kind", msg: "required: the kind whose cache is stale", schema: true},
 		{name: "watchBreak without kind", mut: set("perturbations[0]", parse(`{"type": "watchBreak", "controller": "source-controller"}`)), field: "perturbations[0].kind", msg: "required: the kind whose watch breaks", schema: true},
-		{name: "dropEvents retired", mut: set("perturbations[0]", parse(`{"type": "dropEvents", "controller": "source-controller", "kind": "v1/Secret"}`)), field: "perturbations[0].type", msg: `"dropEvents" is no longer a perturbation`, schema: true},
+		{name: "dropEvents retired", mut: set("perturbations[0]", parse(`{"type": "dropEvents", "controller": "source-controller", "apiVersion": "v1", "kind": "Secret"}`)), field: "perturbations[0].type", msg: `"dropEvents" is no longer a perturbation`, schema: true},
 		{name: "explored staleness with from", mut: all(set("perturbations[0].explore", true), set("perturbations[0].from", parse(`{"step": 1}`))), field: "perturbations[0].from", msg: "not with explore", schema: true},
 		{name: "explored crash with atWrite", mut: set("perturbations[0]", parse(`{"type": "crash", "controller": "source-controller", "atWrite": 2, "explore": true}`)), field: "perturbations[0].atWrite", msg: "not with explore", schema: true},
 		{name: "explored moment of a window", mut: set("perturbations[0].from", parse(`{"steps": {"from": 1, "to": 3}}`)), field: "perturbations[0].from.steps", msg: "only an action's moment can be explored"},
@@ -253,9 +276,9 @@ func malformedCases() []malformedCase {
 		{name: "unknown staleness mode", mut: set("perturbations[0].mode", "slow"), field: "perturbations[0].mode", msg: `unknown staleness mode "slow"`, schema: true},
 		{name: "perturbation without controller", mut: del("perturbations[0].controller"), field: "perturbations[0].controller", msg: "required", schema: true},
 		{name: "perturbation of an unlisted controller", mut: set("perturbations[0].controller", "helm-controller"), field: "perturbations[0].controller", msg: "not among the scenario's controllers"},
-		{name: "perturbation kind malformed", mut: set("perturbations[0].kind", "Bucket"), field: "perturbations[0].kind", msg: `bad kind "Bucket"`, schema: true},
-		{name: "perturbation kind without its group", mut: set("perturbations[0].kind", "v1/Bucket"), field: "perturbations[0].kind", msg: "unknown kind v1/Bucket"},
-		{name: "perturbation kind unknown", mut: set("perturbations[0].kind", "apps/v1/Deployment"), field: "perturbations[0].kind", msg: "unknown kind apps/v1/Deployment"},
+		{name: "perturbation kind malformed", mut: set("perturbations[0].kind", "bucket"), field: "perturbations[0].kind", msg: `want a kind's name, such as "Deployment", beside its apiVersion`, schema: true},
+		{name: "perturbation kind without its group", mut: set("perturbations[0].apiVersion", "v1"), field: "perturbations[0].kind", msg: `unknown kind: the scenario serves no kind v1 Bucket; did you mean "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket"?`},
+		{name: "perturbation kind unknown", mut: all(set("perturbations[0].apiVersion", "apps/v1"), set("perturbations[0].kind", "Deployment")), field: "perturbations[0].kind", msg: "unknown kind: the scenario serves no kind apps/v1 Deployment"},
 		{name: "explore on watchBreak", mut: set("perturbations[0]", parse(`{"type": "watchBreak", "controller": "source-controller", "explore": true}`)), field: "perturbations[0].explore", msg: "not for type watchBreak", schema: true},
 		{name: "repeat on staleness", mut: set("perturbations[0].repeat", true), field: "perturbations[0].repeat", msg: "not for type staleness", schema: true},
 
@@ -272,7 +295,7 @@ func malformedCases() []malformedCase {
 		{name: "duplicate oracle name", mut: set("oracles[1].name", "observed"), field: "oracles[1].name", msg: `duplicate oracle name "observed"`},
 		{name: "unknown oracle type", mut: set("oracles[1].type", "deadlock"), field: "oracles[1].type", msg: `unknown oracle type "deadlock"`, schema: true},
 		{name: "cel oracle with empty expr", mut: set("oracles[0].expr", ""), field: "oracles[0].expr", msg: "required for type cel", schema: true},
-		{name: "cel oracle that does not compile", mut: set("oracles[0].expr", "object('v1','ConfigMap','default','a').data =="), field: "oracles[0].expr", msg: "CEL: 1:47: Syntax error"},
+		{name: "cel oracle that does not compile", mut: set("oracles[0].expr", "object('v1','ConfigMap','default','a').data =="), field: "oracles[0].expr", msg: "CEL: ERROR: <input>:1:47: Syntax error"},
 		{name: "cel oracle with an unknown variable", mut: set("oracles[0].expr", "bucket.status.ready"), field: "oracles[0].expr", msg: "undeclared reference to 'bucket'"},
 		{name: "cel oracle that is not bool", mut: set("oracles[0].expr", "size(objects)"), field: "oracles[0].expr", msg: "yields int, want bool"},
 		{name: "unknown scope", mut: set("oracles[0].scope", "eventually"), field: "oracles[0].scope", msg: `unknown scope "eventually"`, schema: true},
@@ -281,8 +304,8 @@ func malformedCases() []malformedCase {
 		{name: "write oracle without expr", mut: set("oracles[1].type", "write"), field: "oracles[1].expr", msg: "required for type write", schema: true},
 		{name: "write oracle over a state", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "exists('v1','ConfigMap','default','a')")), field: "oracles[1].expr", msg: "undeclared reference to 'exists'"},
 		{name: "write oracle with a scope", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "new != null"), set("oracles[1].scope", "always")), field: "oracles[1].scope", msg: "only for type cel", schema: true},
-		{name: "write oracle selecting a bad kind", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"kind": "Deployment"}`))), field: "oracles[1].select.kind", msg: "bad kind", schema: true},
-		{name: "write oracle selecting an unknown kind", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"kind": "apps/v1/Deployment"}`))), field: "oracles[1].select.kind", msg: "unknown kind"},
+		{name: "write oracle selecting a bad kind", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"apiVersion": "apps/v1", "kind": "deployment"}`))), field: "oracles[1].select.kind", msg: "want a kind's name", schema: true},
+		{name: "write oracle selecting an unknown kind", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"apiVersion": "apps/v1", "kind": "Deployment"}`))), field: "oracles[1].select.kind", msg: "unknown kind"},
 		{name: "write oracle selecting scale", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{"subresource": "scale"}`))), field: "oracles[1].select.subresource", msg: `unknown subresource "scale"`, schema: true},
 		{name: "write oracle with an empty select", mut: all(set("oracles[1].type", "write"), set("oracles[1].expr", "true"), set("oracles[1].select", parse(`{}`))), field: "oracles[1].select", msg: "selects nothing in particular", schema: true},
 		{name: "select on a cel oracle", mut: set("oracles[0].select", parse(`{"name": "podinfo"}`)), field: "oracles[0].select", msg: "only for types write, conventions and liveness", schema: true},

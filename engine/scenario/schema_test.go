@@ -107,6 +107,9 @@ func TestScenariosConform(t *testing.T) {
 			if err := validateSchema(sch, data); err != nil {
 				t.Errorf("does not conform to the schema: %v", err)
 			}
+			if got := firstKeys(t, data, 2); !slices.Equal(got, []string{"apiVersion", "kind"}) {
+				t.Errorf("the file's first fields are %q, want apiVersion and kind", got)
+			}
 		})
 	}
 	t.Run("base scenario", func(t *testing.T) {
@@ -114,6 +117,29 @@ func TestScenariosConform(t *testing.T) {
 			t.Errorf("does not conform to the schema: %v", err)
 		}
 	})
+}
+
+// firstKeys are the first n keys of the JSON object data, in the file's
+// order.
+func firstKeys(t *testing.T, data []byte, n int) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not a JSON object: %v", err)
+	}
+	var keys []string
+	for len(keys) < n && dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
 }
 
 // TestSchemaRejectsMalformed checks that the schema rejects the malformed
@@ -269,8 +295,8 @@ func TestSchemaFollowsPerturbationTable(t *testing.T) {
 	sch := compileSchema(t)
 	// A value for each field, good enough to be judged on presence.
 	values := map[string]any{"controller": "source-controller", "controllers": []any{"source-controller", "kustomize-controller"},
-		"kind": "v1/Secret", "mode": "frozen", "lag": "1s", "staleAt": 0, "catchUpAt": 1, "from": map[string]any{"step": 1},
-		"until": map[string]any{"step": 2}, "for": "1s", "atWrite": 1, "repeat": true, "explore": true, "successor": "standby", "graceful": true, "afterWrite": true, "atWriteOf": map[string]any{"kind": "v1/Secret", "n": 1},
+		"apiVersion": "v1", "kind": "Secret", "mode": "frozen", "lag": "1s", "staleAt": 0, "catchUpAt": 1, "from": map[string]any{"step": 1},
+		"until": map[string]any{"step": 2}, "for": "1s", "atWrite": 1, "repeat": true, "explore": true, "successor": "standby", "graceful": true, "afterWrite": true, "atWriteOf": map[string]any{"apiVersion": "v1", "kind": "Secret", "n": 1},
 		"call": map[string]any{"verb": "get"}, "code": 500, "retryAfter": "1s", "count": 1}
 	for name := range props {
 		if _, ok := values[name]; !ok && name != "type" {

@@ -16,6 +16,11 @@ import (
 // controllers under test, what happens to them, how the explorer searches,
 // and the oracles that judge the outcome.
 type Scenario struct {
+	// APIVersion is the scenario schema's version: "ctrlbugs.dev/v1"
+	// ([APIVersion]); required, written first.
+	APIVersion string `json:"apiVersion"`
+	// Kind is "Scenario" ([KindScenario]); required, written second.
+	Kind string `json:"kind"`
 	// Name identifies the scenario; required, [a-z0-9-]+.
 	Name string `json:"name"`
 	// Description is free text for people.
@@ -198,9 +203,9 @@ type WriteRef struct {
 	// Controller is the writer; required, one of the scenario's controllers,
 	// or "user" for the scenario's own actions (oracle.UserWriter).
 	Controller string `json:"controller"`
-	// Kind restricts the count to one kind, "group/version/Kind" or
-	// "version/Kind" for the core group (see ParseKind).
-	Kind string `json:"kind,omitempty"`
+	// TypeRef (apiVersion and kind) restricts the count to one kind,
+	// matched by group and kind: the version is not compared.
+	TypeRef
 	// Verb restricts the count to one verb (Verb* constants); "status" is
 	// any write to the status subresource.
 	Verb string `json:"verb,omitempty"`
@@ -263,10 +268,10 @@ type Perturbation struct {
 	// only, at least one: a process's name covers its controllers and its
 	// workers' items).
 	Controllers []string `json:"controllers,omitempty"`
-	// Kind is the kind whose informer is perturbed (staleness, watchBreak;
-	// required there), "group/version/Kind" (see ParseKind); it must be a
-	// kind the project serves.
-	Kind string `json:"kind,omitempty"`
+	// TypeRef (apiVersion and kind) is the kind whose informer is
+	// perturbed (staleness, watchBreak; required there); it must be a kind
+	// the project serves.
+	TypeRef
 	// Mode is the staleness mode (Staleness* constants); staleness only,
 	// required there.
 	Mode string `json:"mode,omitempty"`
@@ -333,8 +338,9 @@ type Perturbation struct {
 
 // CallRef selects API calls (Perturbation.Call).
 type CallRef struct {
-	Verb        string `json:"verb,omitempty"`
-	Kind        string `json:"kind,omitempty"`
+	Verb string `json:"verb,omitempty"`
+	// TypeRef (apiVersion and kind) restricts the calls to one kind.
+	TypeRef
 	Subresource string `json:"subresource,omitempty"`
 	N           int    `json:"n,omitempty"`
 }
@@ -342,18 +348,18 @@ type CallRef struct {
 // Spec returns the perturbation as perturb's table reads it (window not
 // compiled; the kind parsed when it parses).
 func (p *Perturbation) Spec() *perturb.Spec {
-	s := &perturb.Spec{Type: p.Type, Controller: p.Controller, Controllers: p.Controllers, Kind: p.Kind, Mode: p.Mode,
+	s := &perturb.Spec{Type: p.Type, Controller: p.Controller, Controllers: p.Controllers, Mode: p.Mode,
 		StaleAt: p.StaleAt, CatchUpAt: p.CatchUpAt, AtWrite: p.AtWrite, Repeat: p.Repeat, Explore: p.Explore,
 		Successor: p.Successor, Graceful: p.Graceful, AfterWrite: p.AfterWrite}
 	if w := p.AtWriteOf; w != nil {
 		ref := &explore.WriteRef{Controller: p.Controller, Verb: w.Verb, Sub: w.Subresource, N: w.N}
-		if gvk, err := ParseKind(w.Kind); err == nil && w.Kind != "" {
+		if gvk, err := w.GVK(); err == nil {
 			ref.Kind = gvk.GroupKind()
 		}
 		s.AtWriteOf = ref
 	}
-	if gvk, err := ParseKind(p.Kind); err == nil {
-		s.GroupKind = gvk.GroupKind()
+	if gvk, err := p.GVK(); err == nil {
+		s.Kind, s.GroupKind = FormatKind(gvk), gvk.GroupKind()
 	}
 	if p.Lag != nil {
 		s.Lag = p.Lag.Duration
@@ -364,7 +370,7 @@ func (p *Perturbation) Spec() *perturb.Spec {
 	}
 	if c := p.Call; c != nil {
 		s.Call = &perturb.CallRef{Verb: c.Verb, Sub: c.Subresource, N: c.N}
-		if gvk, err := ParseKind(c.Kind); err == nil && c.Kind != "" {
+		if gvk, err := c.GVK(); err == nil {
 			s.Call.Kind = gvk.GroupKind()
 		}
 	}
@@ -375,6 +381,7 @@ func (p *Perturbation) Spec() *perturb.Spec {
 	}
 	set("controller", p.Controller != "")
 	set("controllers", p.Controllers != nil)
+	set("apiVersion", p.APIVersion != "")
 	set("kind", p.Kind != "")
 	set("mode", p.Mode != "")
 	set("lag", p.Lag != nil)
@@ -455,9 +462,9 @@ type Oracle struct {
 // WriteSelect picks the writes a write oracle judges: every field that is
 // set must match.
 type WriteSelect struct {
-	// Kind is "group/version/Kind" (see ParseKind), matched by group and
+	// TypeRef (apiVersion and kind) picks one kind, matched by group and
 	// kind: the version is not compared.
-	Kind string `json:"kind,omitempty"`
+	TypeRef
 	// Namespace and Name match the object's.
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`

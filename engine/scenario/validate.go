@@ -314,7 +314,7 @@ func (v *validator) trigger(field string, t *Trigger) {
 	if t.When != "" {
 		set = append(set, "when")
 		if err := oracle.CheckCEL(t.When); err != nil {
-			v.add(join(field, "when"), "CEL: "+oneLine(err.Error()))
+			v.add(join(field, "when"), celMsg(err))
 		} else {
 			v.celKinds(join(field, "when"), t.When)
 		}
@@ -333,9 +333,7 @@ func (v *validator) trigger(field string, t *Trigger) {
 		if w.Controller != oracle.UserWriter {
 			v.controller(join(f, "controller"), w.Controller)
 		}
-		if w.Kind != "" {
-			v.kind(join(f, "kind"), w.Kind)
-		}
+		v.kindRef(f, w.TypeRef)
 		if w.Verb != "" && !slices.Contains(verbs, w.Verb) {
 			v.add(join(f, "verb"), oneOf("verb", w.Verb, verbs))
 		}
@@ -360,7 +358,7 @@ func (v *validator) trigger(field string, t *Trigger) {
 		}
 		if r.After != "" {
 			if err := oracle.CheckCEL(r.After); err != nil {
-				v.add(join(field, "steps.after"), "CEL: "+oneLine(err.Error()))
+				v.add(join(field, "steps.after"), celMsg(err))
 			} else {
 				v.celKinds(join(field, "steps.after"), r.After)
 			}
@@ -458,7 +456,7 @@ func (v *validator) perturbation(field string, p *Perturbation) {
 				v.controller(cf, c)
 			}
 		case "kind":
-			v.kind(join(field, "kind"), p.Kind)
+			v.kindRef(field, p.TypeRef)
 		case "from":
 			v.trigger(join(field, "from"), p.From)
 		case "until":
@@ -468,9 +466,7 @@ func (v *validator) perturbation(field string, p *Perturbation) {
 			if w.Controller != "" && w.Controller != p.Controller {
 				v.add(join(f, "controller"), fmt.Sprintf("%q: a crash counts its own controller's writes (%q); leave it out", w.Controller, p.Controller))
 			}
-			if w.Kind != "" {
-				v.kind(join(f, "kind"), w.Kind)
-			}
+			v.kindRef(f, w.TypeRef)
 			if w.Verb != "" && !slices.Contains(verbs, w.Verb) {
 				v.add(join(f, "verb"), oneOf("verb", w.Verb, verbs))
 			}
@@ -478,9 +474,7 @@ func (v *validator) perturbation(field string, p *Perturbation) {
 				v.add(join(f, "subresource"), fmt.Sprintf("%q: the only subresource is \"status\"", w.Subresource))
 			}
 		case "call":
-			if k := p.Call.Kind; k != "" {
-				v.kind(join(field, "call.kind"), k)
-			}
+			v.kindRef(join(field, "call"), p.Call.TypeRef)
 		case "for":
 			if p.For.Duration <= 0 {
 				v.add(join(field, "for"), fmt.Sprintf("%s: must be positive", p.For))
@@ -563,7 +557,7 @@ func (v *validator) oracles() {
 		if o.Expr == "" {
 			v.add(join(field, "expr"), "required for type cel")
 		} else if err := oracle.CheckCEL(o.Expr); err != nil {
-			v.add(join(field, "expr"), "CEL: "+oneLine(err.Error()))
+			v.add(join(field, "expr"), celMsg(err))
 		} else if v.celKinds(join(field, "expr"), o.Expr); o.Scope != ScopeAlways && oracle.CallsServed(o.Expr) {
 			v.add(join(field, "expr"), "served(...) is for `when` triggers and always-scope oracles: a final state is judged from the run's records, which keep objects, not the server's kinds")
 		}
@@ -577,15 +571,13 @@ func oneOf(what, got string, allowed []string) string {
 	return fmt.Sprintf("unknown %s %q: want one of %s", what, got, strings.Join(allowed, ", "))
 }
 
-// oneLine keeps the message lines of a CEL error, which also draws the
-// expression with a caret under each problem, and joins them.
-func oneLine(s string) string {
-	var msgs []string
-	for l := range strings.Lines(s) {
-		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "|") {
-			msgs = append(msgs, strings.TrimPrefix(l, "ERROR: <input>:"))
-		}
-	}
-	return strings.Join(msgs, "; ")
+// celMsg is the message of an expression that does not compile: cel-go's
+// own text, which draws the expression with a caret under each problem
+// (its lines after the first follow the line naming the file and field):
+//
+//	CEL: ERROR: <input>:1:7: found no matching overload for 'exists' applied to '(string, string)'
+//	 | exists('v1','ConfigMap')
+//	 | ......^
+func celMsg(err error) string {
+	return "CEL: " + strings.TrimRight(err.Error(), "\n")
 }
