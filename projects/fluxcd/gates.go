@@ -80,32 +80,35 @@ func loadGates(ctx context.Context) error {
 	return nil
 }
 
-// managerFor is the manager's options as mustSetupManager (main.go:340-
-// 408) makes them with the default flags (--watch-all-namespaces,
-// no --watch-label-selector): the client's cache disabled for Secrets and
-// ConfigMaps unless CacheSecretsAndConfigMaps, and controller-runtime's
-// own cache with the sources' ByObject label selectors (upstream's
-// GetWatchSelector of the default watch options: everything) and no
+// managerFor returns the manager's options as mustSetupManager (main.go:
+// 340-408) makes them with the shipped flags (--watch-all-namespaces) and
+// --watch-label-selector=selector ("": the flag's default, none): the
+// client's cache disabled for Secrets and ConfigMaps unless
+// CacheSecretsAndConfigMaps, and controller-runtime's own cache with the
+// sources' ByObject label selectors (upstream's GetWatchSelector of the
+// watch options: everything when there is no selector) and no
 // DefaultNamespaces.
-func managerFor(ctx context.Context) ctrlsim.ManagerOptions {
-	sel, err := helper.GetWatchSelector(helper.WatchOptions{AllNamespaces: true})
+func managerFor(selector string) func(ctx context.Context) ctrlsim.ManagerOptions {
+	sel, err := helper.GetWatchSelector(helper.WatchOptions{AllNamespaces: true, LabelSelector: selector})
 	if err != nil {
-		// Not with the default options (no selector parses to everything).
-		panic(fmt.Sprintf("fluxcd harness: the default watch selector: %v", err))
+		// The harness's own selectors parse.
+		panic(fmt.Sprintf("fluxcd harness: the watch selector %q: %v", selector, err))
 	}
-	// client.Options' flag defaults (fluxcd/pkg/runtime client/client.go:
-	// --kube-api-qps 50, --kube-api-burst 300; main.go binds them).
-	opts := ctrlsim.ManagerOptions{ClientQPS: 50, ClientBurst: 300, UpstreamCache: &ctrlcache.Options{
-		ByObject: map[client.Object]ctrlcache.ByObject{
-			&sourcev1.GitRepository{}:  {Label: sel},
-			&sourcev1.HelmRepository{}: {Label: sel},
-			&sourcev1.HelmChart{}:      {Label: sel},
-			&sourcev1.Bucket{}:         {Label: sel},
-			&sourcev1.OCIRepository{}:  {Label: sel},
-		},
-	}}
-	if !explore.GatesFrom(ctx)[features.CacheSecretsAndConfigMaps] {
-		opts.Uncached = []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}
+	return func(ctx context.Context) ctrlsim.ManagerOptions {
+		// client.Options' flag defaults (fluxcd/pkg/runtime client/client.go:
+		// --kube-api-qps 50, --kube-api-burst 300; main.go binds them).
+		opts := ctrlsim.ManagerOptions{ClientQPS: 50, ClientBurst: 300, UpstreamCache: &ctrlcache.Options{
+			ByObject: map[client.Object]ctrlcache.ByObject{
+				&sourcev1.GitRepository{}:  {Label: sel},
+				&sourcev1.HelmRepository{}: {Label: sel},
+				&sourcev1.HelmChart{}:      {Label: sel},
+				&sourcev1.Bucket{}:         {Label: sel},
+				&sourcev1.OCIRepository{}:  {Label: sel},
+			},
+		}}
+		if !explore.GatesFrom(ctx)[features.CacheSecretsAndConfigMaps] {
+			opts.Uncached = []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}
+		}
+		return opts
 	}
-	return opts
 }

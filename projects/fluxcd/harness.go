@@ -2,6 +2,7 @@ package ctrlbugs
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -69,40 +70,129 @@ func Project() (*engine.Project, error) {
 			Scheme:  scheme,
 			Install: install,
 		},
-		Controllers: []explore.Controller{{
-			Name:  "bucket",
-			Setup: setupBucket,
+		Controllers: controllers(),
+	}, nil
+}
+
+// deployment is one source-controller Deployment a scenario may run, by its
+// process name: what its flags and its pod's storage volume make different.
+// Every one is upstream's main with the shipped manifest's flags
+// (config/manager/deployment.yaml:56-62) and these:
+type deployment struct {
+	name string
+	// selector is --watch-label-selector ("" for none, the default): the
+	// label filter on every source kind's cache (main.go:340-408).
+	selector string
+	// hostname is --storage-adv-addr (deployment.yaml:62 for the main
+	// Deployment; a shard's own Service, as the sharding guide has it).
+	hostname string
+	// newPodPerStart gives each start of the process a new, empty storage
+	// directory: the process is a pod that a crash replaces (deleted,
+	// evicted, rescheduled, a rollout; a standby replica is another pod
+	// too), and the Deployment mounts the store as an emptyDir
+	// (deployment.yaml:79-80,84-85: /data), which lives and dies with its pod;
+	// the Deployment is one replica, strategy Recreate (deployment.yaml:11-13).
+	// Without it the store is one directory per process, kept across its
+	// restarts: a crash restarts the pod's container, which keeps its
+	// emptyDir.
+	newPodPerStart bool
+}
+
+// The sharding guide's default shard selector and shard label
+// (https://fluxcd.io/flux/installation/configuration/sharding/).
+const (
+	ShardKey            = "sharding.fluxcd.io/key"
+	Shard1Hostname      = "source-controller-shard1.flux-system.svc.cluster.local."
+	mainShardSelector   = "!" + ShardKey
+	shard1Selector      = ShardKey + "=shard1"
+	newPodStoragePrefix = "pod-"
+)
+
+// deployments are the processes scenarios can name:
+//
+//   - bucket: the shipped Deployment (no selector); its store is kept
+//     across the process's restarts (a container restart);
+//   - bucket-newpod: the same Deployment whose every restart is a new pod
+//     with an empty store (source-controller#936);
+//   - bucket-main and bucket-shard1: the sharding guide's default shard
+//     (--watch-label-selector='!sharding.fluxcd.io/key') and shard1
+//     (sharding.fluxcd.io/key=shard1, its own Service as
+//     --storage-adv-addr), each with its own store (source-controller#2150).
+var deployments = []deployment{
+	{name: "bucket", hostname: StorageHostname},
+	{name: "bucket-newpod", hostname: StorageHostname, newPodPerStart: true},
+	{name: "bucket-main", selector: mainShardSelector, hostname: StorageHostname},
+	{name: "bucket-shard1", selector: shard1Selector, hostname: Shard1Hostname},
+}
+
+// controllers returns one engine process per deployment.
+func controllers() []explore.Controller {
+	var out []explore.Controller
+	for _, d := range deployments {
+		out = append(out, explore.Controller{
+			Name:  d.name,
+			Setup: d.setup,
 			// Upstream main disables the cache for Secrets and ConfigMaps
 			// (main.go, Client.Cache.DisableFor) unless a feature gate is on
-			// (gates.go).
-			ManagerFor: managerFor,
+			// (gates.go); the selector filters the source kinds' caches.
+			ManagerFor: managerFor(d.selector),
 			KnownGates: knownGates(),
 			// --enable-leader-election (fluxcd/pkg/runtime v0.110.1
 			// leaderelection.Options: off by default, lease 35 s, renew 30 s,
 			// retry 5 s, release on cancel; main.go:364-374), on in the
-			// shipped deployment (config/manager/deployment.yaml:60).
+			// shipped deployment (config/manager/deployment.yaml:60). A
+			// shard's lease has its own name (main.go:365-367): the engine
+			// times each process's election on its own.
 			LeaderElection: &explore.LeaderElection{LeaseDuration: 35 * time.Second, RenewDeadline: 30 * time.Second,
 				RetryPeriod: 5 * time.Second, ReleaseOnCancel: true,
 				Source: "fluxcd/pkg/runtime v0.110.1 leaderelection/leaderelection.go:84-92; source-controller main.go:364-374; --enable-leader-election in config/manager/deployment.yaml:60"},
-		}},
-	}, nil
+		})
+	}
+	return out
 }
 
-// setupBucket builds the reconciler as upstream main does (main.go:282-290)
+// storageDir is the process's --storage-path volume for this start of it:
+// the run's directory for the shipped "bucket" (as before the other
+// deployments existed), the process's own otherwise; with newPodPerStart a
+// new one at each start, pod-0, pod-1, ... (the previous pod's is left
+// where it is: nothing of the new pod reads it).
+func (d deployment) storageDir(ctx context.Context) (string, error) {
+	run := explore.RunDir(ctx)
+	if d.name == "bucket" {
+		return filepath.Join(run, "storage"), nil
+	}
+	base := filepath.Join(run, d.name)
+	if !d.newPodPerStart {
+		return filepath.Join(base, "storage"), nil
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", err
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, fmt.Sprintf("%s%d", newPodStoragePrefix, len(entries))), nil
+}
+
+// setup builds the reconciler as upstream main does (main.go:282-290)
 // and runs upstream's SetupWithManager, which sets the patch options and the
 // event filter (GenerationChanged or ReconcileRequested).
-func setupBucket(ctx context.Context, mgr *ctrlsim.Manager) error {
+func (d deployment) setup(ctx context.Context, mgr *ctrlsim.Manager) error {
 	if err := loadGates(ctx); err != nil {
 		return err
 	}
-	dir := filepath.Join(explore.RunDir(ctx), "storage")
+	dir, err := d.storageDir(ctx)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	r := &controller.BucketReconciler{
 		Client:        mgr.GetClient(),
 		EventRecorder: mgr.GetEventRecorderFor(ControllerName),
-		Storage: &storage.Storage{BasePath: dir, Hostname: StorageHostname,
+		Storage: &storage.Storage{BasePath: dir, Hostname: d.hostname,
 			ArtifactRetentionTTL: time.Minute, ArtifactRetentionRecords: 2},
 		ControllerName: ControllerName,
 	}
