@@ -15,10 +15,9 @@ import (
 )
 
 // BenchmarkPodBindDelete measures the pod requests that kube's own pod
-// REST storage answers (podstorage.go): a binding of a pending pod to a
-// node, then its deletion (graceful: a pod bound to a node), then the
-// kubelet's zero-grace delete; each iteration creates its pod first (the
-// create is the engine's path, the same before and after).
+// REST storage answers (podstorage.go, registrystorage.go): a pod's create,
+// its binding to a node, then its deletion (graceful: a pod bound to a
+// node), then the kubelet's zero-grace delete.
 func BenchmarkPodBindDelete(b *testing.B) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

@@ -144,18 +144,36 @@
 //     DELETED event carries the object as stored, the writer gets its
 //     request back at the stored resourceVersion (genericregistry's
 //     deleteWithoutFinalizers).
-//   - a pod's DELETE (podstorage.go podStrategy) is kube-apiserver's own
-//     pod REST storage's: the generic registry's Delete with the pod
-//     strategy's graceful deletion, over kube's etcd3 storage over the
-//     engine's store. A pod bound to a node and not terminal stays
-//     terminating for its grace period (deletionTimestamp that far ahead,
+//   - built-in kinds' creates, updates (main resource and status) and
+//     deletes are kube-apiserver's own REST storage's
+//     (registrystorage.go): each kind's storage package's constructor
+//     (k8s.io/kubernetes/pkg/registry/<group>/<kind>/storage: the generic
+//     registry's Store with the kind's strategies and hooks) over kube's
+//     etcd3 storage over the engine's store (package etcdkv), after the
+//     engine's handler part (decoding, namespace admission, the field
+//     manager). So the store's order of checks, its preconditions, the
+//     no-op write (managed fields' timestamps aside), create's "object is
+//     being deleted", ShouldDeleteDuringUpdate and the deletion flows
+//     (finalizers, propagation, graceful deletion, dry run) are kube's.
+//     The store keeps what kube's read path makes of the bytes (the storage
+//     codec's decoding with the kind's defaulting: a Job stored without
+//     labels is read with its template's). The uid and creation time of a
+//     new object are the engine's (the store's BeginCreate hook, and the
+//     storage's create where the hook cannot be set: kube's would be a
+//     random UUID and the wall clock). Not through it: Service (its
+//     storage's allocators, restated in service.go), Event (its storage's
+//     TTL lease), CRDs and custom resources; and every kind under an
+//     ablation of a semantic the store implements (the engine's own path,
+//     with namespace.go's restatement of the namespace registry, departs on
+//     purpose).
+//     A pod bound to a node and not terminal stays terminating for its
+//     grace period (deletionTimestamp that far ahead,
 //     deletionGracePeriodSeconds, generation +1) until a delete with a zero
 //     grace period (its kubelet's); any other pod is deleted with a
-//     MODIFIED event setting deletionTimestamp, then the DELETED. Finalizers,
-//     propagation, preconditions and dry run are the generic registry's
-//     (fidelity: pod/delete-events, pod/delete-scheduled-graceful). An
-//     update removing the last finalizer deletes an object only once its
-//     grace period is zero (genericregistry.ShouldDeleteDuringUpdate).
+//     MODIFIED event setting deletionTimestamp, then the DELETED (fidelity:
+//     pod/delete-events, pod/delete-scheduled-graceful). An update removing
+//     the last finalizer deletes an object only once its grace period is
+//     zero (genericregistry.ShouldDeleteDuringUpdate).
 //   - a CRD is served at its storage version only (kinds.go InstallCRD);
 //     known difference crv2/two-versions-none-conversion.
 //   - eviction (eviction.go): pods/<name>/eviction by kube-apiserver's own
@@ -188,9 +206,10 @@
 //     (404) whose phase is not Terminating (403 with a NamespaceTerminating
 //     cause, built with k8s.io/apiserver's admission.NewForbidden as the
 //     NamespaceLifecycle plugin builds it); default, kube-system and
-//     kube-public cannot be deleted (403). The namespace registry's own rules
-//     (k8s.io/kubernetes/pkg/registry/core/namespace, not linked: restated in
-//     namespace.go): a new namespace is Active with "kubernetes" in
+//     kube-public cannot be deleted (403; the plugin's checks restated,
+//     namespace.go). The namespace registry's own rules, by its REST storage
+//     (k8s.io/kubernetes/pkg/registry/core/namespace/storage: main, status
+//     and finalize, through registrystorage.go): a new namespace is Active with "kubernetes" in
 //     spec.finalizers and the kubernetes.io/metadata.name label; an update
 //     keeps spec.finalizers and status, which only the finalize and status
 //     subresources change; the first delete sets deletionTimestamp and phase
@@ -230,14 +249,13 @@
 //     (read.go). PersistentVolume(Claim), Endpoints, StorageClass,
 //     VolumeAttachment and CSINode run their registries' strategies, linked
 //     (fidelity kindrule/*).
-//   - Defaulting on read: kube-apiserver's storage defaults every object it
-//     decodes, so a stored object gets defaults only when a write carries
-//     them; the engine defaults before storing. Seen only where a default
-//     depends on what PrepareForCreate set: a Job's metadata.labels
-//     (defaulted from its generated template labels) are stored at create,
-//     so the first update that carries them is a no-op in the engine and a
-//     write in the real server (fidelity: job/update-without-defaults-noop,
-//     pinned).
+//   - Defaulting on read, for the kinds the engine writes itself (custom
+//     resources, Service, Event, Namespace, CRDs): kube-apiserver's storage
+//     defaults every object it decodes; the engine defaults before storing.
+//     Where a default depends on what PrepareForCreate set (a Job's labels,
+//     from its generated template labels) the two differ; no fidelity case
+//     shows a difference for these kinds (the Job, written through kube's
+//     storage, now agrees: job/update-without-defaults-noop).
 //   - Service allocation (service.go): deterministic lowest-free cluster IP
 //     and node port instead of random ones; single-stack IPv4 only.
 //   - Kinds without a linked registry (custom resources, the unlinked
@@ -271,10 +289,11 @@
 //     v1.36.3's defaults (both on). The pod storage under it has no watch
 //     cache, and its codec is JSON where kube stores pods as protobuf
 //     (podstorage.go).
-//   - Namespace status and finalize updates are not validated (phase against
-//     deletionTimestamp, finalizer names in spec.finalizers).
-//   - Graceful deletion periods are modelled for pods only (kube's pod
-//     REST storage); no other kind's strategy asks for one.
+//   - Namespace status and finalize updates are validated only through
+//     kube's namespace storage (under an ablation, namespace.go's
+//     restatement does not validate phase or finalizer names).
+//   - Graceful deletion periods are kube's REST storages' (pods: no other
+//     kind's strategy asks for one).
 //   - Field selectors: the linked kinds' own fields (GetAttrs); a CRD
 //     kind's selectableFields of its served version (the custom resource
 //     strategy's GetAttrs, selectable.go); others, metadata.name and

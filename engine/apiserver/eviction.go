@@ -36,7 +36,7 @@ import (
 // DisruptionBudget cause, Retry-After 10 s for a budget not yet processed;
 // the budget's status write), the DisruptionTarget condition through the
 // pod status store, and the pod's deletion through the generic registry
-// (graceful for a pod bound to a node: podStrategy).
+// (graceful for a pod bound to a node: registryDelete).
 //
 // The budgets are read and written through pdbClient, the loopback
 // client's stand-in: kube-apiserver gives the REST a clientset over its

@@ -99,7 +99,7 @@ var builtinKinds = []struct {
 	{schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, "secrets", true, false, false, linked(secret.Strategy, nil, secret.GetAttrs)},
 	{schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, "serviceaccounts", true, false, false, linked(serviceaccount.Strategy, nil, nil)},
 	{schema.GroupVersionKind{Version: "v1", Kind: "Service"}, "services", true, true, false, linked(service.Strategy, service.StatusStrategy, service.GetAttrs)},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pods", true, true, true, podStrategy{linked(pod.Strategy, pod.StatusStrategy, pod.GetAttrs)}},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pods", true, true, true, linked(pod.Strategy, pod.StatusStrategy, pod.GetAttrs)},
 	// A Node keeps the status it is created with (the kubelet registers
 	// its node with status; pkg/registry/core/node's strategy does not
 	// reset it).

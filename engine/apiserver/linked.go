@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -134,3 +135,13 @@ func (l *linkedStrategy) defaultOrphans(k *Kind, obj *unstructured.Unstructured)
 }
 
 func (l *linkedStrategy) registry() (*linkedStrategy, bool) { return l, true }
+
+// delete is kube's REST storage's Delete for a kind in registryStorages
+// (registryDelete: the generic registry's, with the kind's graceful
+// deletion, e.g. a pod's), else the engine's.
+func (l *linkedStrategy) delete(s *Server, k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	if s.throughRegistry(k) {
+		return s.registryDelete(k, req, old, opts, nil)
+	}
+	return s.delete(k, req, old, opts)
+}

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -8,14 +9,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 )
 
-// Namespaces, as kube-apiserver's namespace registry
-// (k8s.io/kubernetes/pkg/registry/core/namespace, not linked: restated) and
-// the NamespaceLifecycle admission plugin
-// (k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle) treat them.
+// Namespaces: the NamespaceLifecycle admission plugin's checks
+// (k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle, restated: the
+// plugin reads namespaces from an informer), and, for a server under an
+// ablation only, the namespace registry's rules restated
+// (namespaceStrategy; otherwise kube's namespace REST storage writes them:
+// registrystorage.go).
 
 var namespaceGK = schema.GroupKind{Kind: "Namespace"}
 
@@ -57,7 +61,8 @@ func canonicalizeNamespace(u *unstructured.Unstructured) {
 	}
 }
 
-// namespaceStrategy is the namespace registry's strategies (restated) for
+// namespaceStrategy is the namespace registry's strategies (restated, used
+// under an ablation: otherwise kube's own run in its REST storage) for
 // the write path: the main resource's, the status subresource's (the
 // common status rules) and the finalize subresource's.
 type namespaceStrategy struct{ genericStrategy }
@@ -127,9 +132,25 @@ func (s *Server) admitNamespace(k *Kind, obj *unstructured.Unstructured, ns stri
 	return err
 }
 
-// delete is the namespace registry's Delete (deleteNamespace).
+// delete is kube's namespace REST storage's Delete (registryDelete), with
+// the NamespaceLifecycle plugin's refusal of an immortal namespace as its
+// admission; under an ablation, the restatement (deleteNamespace).
 func (namespaceStrategy) delete(s *Server, k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	if s.throughRegistry(k) {
+		return s.registryDelete(k, req, old, opts, func(context.Context, runtime.Object) error {
+			return admitNamespaceDelete(k, old.GetName())
+		})
+	}
 	return s.deleteNamespace(k, req, old, opts)
+}
+
+// admitNamespaceDelete is the NamespaceLifecycle admission plugin's
+// refusal to delete an immortal namespace (403).
+func admitNamespaceDelete(k *Kind, name string) error {
+	if slices.Contains(immortalNamespaces, name) {
+		return apierrors.NewForbidden(k.groupResource(), name, fmt.Errorf("this namespace may not be deleted"))
+	}
+	return nil
 }
 
 // deleteNamespace is the namespace registry's Delete: the first delete sets
@@ -139,8 +160,8 @@ func (namespaceStrategy) delete(s *Server, k *Kind, req Request, old *unstructur
 // empty, and delete it as any object once it is. Immortal namespaces are
 // refused (NamespaceLifecycle).
 func (s *Server) deleteNamespace(k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
-	if slices.Contains(immortalNamespaces, old.GetName()) {
-		return nil, apierrors.NewForbidden(k.groupResource(), old.GetName(), fmt.Errorf("this namespace may not be deleted"))
+	if err := admitNamespaceDelete(k, old.GetName()); err != nil {
+		return nil, err
 	}
 	if err := s.checkDeletePreconditions(k, old, opts); err != nil {
 		return nil, err

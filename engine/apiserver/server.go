@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	podstorage "k8s.io/kubernetes/pkg/registry/core/pod/storage"
 
+	"github.com/ctrlbugs/corpus/engine/etcdkv"
 	"github.com/ctrlbugs/corpus/engine/store"
 	"github.com/ctrlbugs/corpus/engine/verb"
 )
@@ -99,6 +100,10 @@ type Server struct {
 	// pods is kube's pod REST storage over the store (podstorage.go),
 	// built on first use; a clone builds its own.
 	pods *podstorage.PodStorage
+	// kv is the etcd client over store that kube's REST storages use
+	// (etcd), registry those storages by kind (kindStorage).
+	kv       *etcdkv.KV
+	registry map[schema.GroupKind]kindREST
 }
 
 // Write describes one request that reached storage (or was refused), for

@@ -135,6 +135,9 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 	if err := validateManagedFields(k, obj.GetName(), obj); err != nil {
 		return nil, err
 	}
+	if s.throughRegistry(k) {
+		return s.registryCreate(k, req, obj)
+	}
 	// rest.BeforeCreate, after the field manager as in the real handler.
 	if obj, err = st.beforeCreate(s, k, obj, req.DryRun); err != nil {
 		return nil, err
@@ -297,6 +300,9 @@ func (s *Server) update(k *Kind, req Request, old, in *unstructured.Unstructured
 	// The managed fields are validated as the field manager left them.
 	if err := validateManagedFields(k, old.GetName(), obj); err != nil {
 		return nil, err
+	}
+	if s.throughRegistry(k) {
+		return s.registryUpdate(k, req, sub, old, obj)
 	}
 	// rest.BeforeUpdate, after the field manager as in the real handler.
 	if obj, err = k.strategy.beforeUpdate(s, k, sub, old, obj, req.DryRun); err != nil {

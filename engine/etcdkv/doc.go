@@ -25,7 +25,9 @@
 // identity transformer (no encryption at rest) and a JSON storage codec
 // (kube stores built-in kinds as protobuf, which holds the same content).
 // The store keeps them decoded, so the rest of the engine reads them as it
-// reads every object. A version written through KV is returned as exactly
+// reads every object: as the value's JSON, or, where the route has a
+// Decode, as kube's read path makes them (the storage codec's decoding,
+// with defaulting). A version written through KV is returned as exactly
 // the bytes written, as etcd returns them (kube's GuaranteedUpdate skips a
 // write whose encoding equals the stored bytes); a version written to the
 // store beside KV is returned as its JSON without metadata.resourceVersion,

@@ -26,6 +26,13 @@ import (
 type Route struct {
 	Prefix string
 	Kind   schema.GroupKind
+	// Decode, when set, is what the store keeps of a value put through KV:
+	// the object kube-apiserver's read path makes of those bytes (its
+	// storage codec's decoding, with the kind's defaulting), so that the
+	// engine's own reads of the store see what a GET would. Unset: the
+	// value's JSON as written. KV's own reads return the bytes written
+	// either way.
+	Decode func(value []byte) (map[string]any, error)
 }
 
 // key returns the etcd key of k under r.
@@ -283,13 +290,18 @@ func (kv *KV) putOp(op clientv3.Op) (*pb.PutResponse, error) {
 	case opField(op, "prevKV").Bool():
 		return nil, fmt.Errorf("etcdkv: put of %q: WithPrevKV on a put is not served", key)
 	}
-	_, sk, err := kv.keyOf(key)
+	r, sk, err := kv.keyOf(key)
 	if err != nil {
 		return nil, err
 	}
 	var m map[string]any
 	if err := utiljson.Unmarshal(op.ValueBytes(), &m); err != nil || m == nil {
 		return nil, fmt.Errorf("etcdkv: the value put at %q is not a JSON object (the engine's store holds objects: kube's storage runs here with the identity transformer and a JSON codec): %.60q", key, op.ValueBytes())
+	}
+	if r.Decode != nil {
+		if m, err = r.Decode(op.ValueBytes()); err != nil {
+			return nil, fmt.Errorf("etcdkv: the value put at %q: %w", key, err)
+		}
 	}
 	id := clientv3.LeaseID(opField(op, "leaseID").Int())
 	if id != 0 && kv.leases[id] == nil {

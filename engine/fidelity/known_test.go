@@ -8,8 +8,6 @@ package fidelity
 var knownDifferences = map[string]string{
 	// apiserver/doc.go: "No admission webhooks or admission plugins except
 	// NamespaceLifecycle".
-	// apiserver/doc.go: "Defaulting on read".
-	"job/update-without-defaults-noop":  "engine: stores objects defaulted (the real storage defaults on read): the Job labels defaulted from the generated template labels are stored at create, so the first update carrying them is a no-op in the engine and a write in the real server",
 	"crv2/two-versions-none-conversion": "engine: a CRD is served at its storage version only; another served version is a 404 (kube serves every served version, converting with strategy None by rewriting apiVersion, each version pruning and defaulting with its own schema)",
 	"watch/timeout-seconds":             "engine: a watch's timeoutSeconds is not honoured: the stream stays open until a perturbation (watchBreak) ends it, where kube ends it when the timer fires and client-go's reflector watches again",
 	"pod/create-defaults-and-status":    "engine: no ServiceAccount or Priority admission (spec.serviceAccountName and spec.priority stay unset)",

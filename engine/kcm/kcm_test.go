@@ -164,7 +164,8 @@ func TestControllerManager(t *testing.T) {
 		t.Run("namespace/"+map[bool]string{false: "held", true: "released"}[release], func(t *testing.T) {
 			r := twice(t, func(t *testing.T) *explore.Config {
 				s := enginetest.Scheme(t)
-				ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "x"}}
+				// As it exists: Active (an empty status is a write kube refuses).
+				ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}
 				plain := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "x"}}
 				held := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: "x", Finalizers: []string{"example.com/hold"}}}
 				ten, forty := 10*time.Second, 40*time.Second
