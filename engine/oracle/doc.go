@@ -95,7 +95,9 @@
 // resource). A field the kind does not have is then a check error naming
 // the field, the kind and the path ("undefined field 'obsrvedGeneration':
 // apps/v1 Deployment has no field status.obsrvedGeneration (did you mean
-// status.observedGeneration?)").
+// status.observedGeneration?)"). [UnguardedAll] finds an .all over objects
+// of a kind whose number the expression never checks (true when there are
+// none).
 //
 // A predicate must produce a bool. When the checker knows the result type
 // (for example a comparison) a non-bool expression is rejected by
