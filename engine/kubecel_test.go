@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/ctrlbugs/corpus/engine"
 	"github.com/ctrlbugs/corpus/engine/enginetest"
@@ -182,4 +185,123 @@ func TestCELKindChecked(t *testing.T) {
 			t.Errorf("%s / %s: err %v, want %s: %q", tc.when, tc.expr, err, tc.field, tc.want)
 		}
 	}
+}
+
+// fieldScenario is the counter scenario carrying a CRD (example.org
+// Widget: spec.size, spec.config with x-kubernetes-preserve-unknown-fields,
+// status.observedGeneration), with a trigger, a cel oracle of the given
+// scope and a write oracle over Widgets, each the expression under test.
+const fieldScenario = `{
+  "apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario",
+  "name": "fields",
+  "project": "sample",
+  "controllers": ["counter-b", "counter-a"],
+  "objects": [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}, "data": {"count": "0"}},
+    {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "widgets.example.org"},
+     "spec": {"group": "example.org", "scope": "Namespaced",
+       "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+       "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+         "spec": {"type": "object", "properties": {
+           "size": {"type": "integer"},
+           "config": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+         "status": {"type": "object", "properties": {"observedGeneration": {"type": "integer"}}}}}}}]}}
+  ],
+  "actions": [{"name": "mark", "at": {"when": %q}, "op": "patch", "patchType": "merge",
+    "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}},
+    "patch": {"data": {"marked": "yes"}}}],
+  "search": {"horizon": "1m"},
+  "oracles": [
+    {"name": "state", "type": "cel", "scope": %q, "expr": %q},
+    {"name": "writes", "type": "write", "select": {"apiVersion": "example.org/v1", "kind": "Widget"}, "expr": %q}
+  ]
+}`
+
+// TestCELFieldChecked: the objects an expression reads through object(...)
+// or objectsOf(...) with a literal kind are typed by the kind's schema
+// (kube's OpenAPI for a built-in kind, the CRD's for a custom resource), and
+// so are a write oracle's old and new when its select names the kind: a
+// field the kind does not have refuses the scenario when it is read, naming
+// the field, the kind and the scenario's field, with cel-go's caret; a
+// correct nested field passes, and a preserve-unknown-fields subtree stays
+// dyn. An .all over objects of a kind that the expression never counts is
+// a warning in a final oracle and a trigger, not in an always oracle (an
+// invariant over every object holds when there are none), nor once the
+// list is sized. Every committed scenario checks (TestScenariosConform,
+// and each project's TestScenarios against its own CRDs).
+func TestCELFieldChecked(t *testing.T) {
+	const (
+		okWhen  = `exists('v1', 'ConfigMap', 'default', 'counter')`
+		okState = `objectsOf('example.org/v1', 'Widget').exists(w, has(w.status) && w.status.observedGeneration >= w.metadata.generation)`
+		okWrite = `new == null || !has(new.status) || new.status.observedGeneration >= 0`
+	)
+	load := func(t *testing.T, when, scope, state, write string) (*scenario.Scenario, error) {
+		path := filepath.Join(t.TempDir(), "fields.json")
+		if err := os.WriteFile(path, fmt.Appendf(nil, fieldScenario, when, scope, state, write), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := sampleProject(t)
+		if err := apiextensionsv1.AddToScheme(p.Cluster.Scheme); err != nil {
+			t.Fatal(err)
+		}
+		return engine.LoadScenario(path, p)
+	}
+	for _, tc := range []struct {
+		name, when, state, write string
+		field, want              string // "": accepted
+	}{
+		{"correct", okWhen, okState, okWrite, "", ""},
+		{"built-in typo", `object('v1', 'ConfigMap', 'default', 'counter').dta['marked'] == 'yes'`, okState, okWrite, "actions[0].at.when",
+			"CEL: ERROR: <input>:1:48: undefined field 'dta': v1 ConfigMap has no field dta (did you mean data?)\n" +
+				" | object('v1', 'ConfigMap', 'default', 'counter').dta['marked'] == 'yes'\n" +
+				" | " + strings.Repeat(".", 47) + "^"},
+		{"built-in nested typo", okWhen, `objectsOf('v1', 'ConfigMap').exists(c, c.metadata.resourceVersoin != '')`, okWrite, "oracles[0].expr",
+			"v1 ConfigMap has no field metadata.resourceVersoin (did you mean metadata.resourceVersion?)"},
+		{"CRD typo", okWhen, `objectsOf('example.org/v1', 'Widget').exists(w, w.status.obsrvedGeneration == 1)`, okWrite, "oracles[0].expr",
+			"undefined field 'obsrvedGeneration': example.org/v1 Widget has no field status.obsrvedGeneration (did you mean status.observedGeneration?)"},
+		{"CRD metadata", okWhen, `objectsOf('example.org/v1', 'Widget').exists(w, 'x' in w.metadata.finalizers && has(w.metadata.deletionTimestamp))`, okWrite, "", ""},
+		{"preserve-unknown-fields is dyn", okWhen, `objectsOf('example.org/v1', 'Widget').exists(w, w.spec.config.any.depth == 'x')`, okWrite, "", ""},
+		{"write oracle typo", okWhen, okState, `new == null || new.spec.sizee >= 0`, "oracles[1].expr",
+			"example.org/v1 Widget has no field spec.sizee (did you mean spec.size?)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, tc.when, "final", tc.state, tc.write)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), "fields.json: "+tc.field+": ") || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("err\n%v\nwant one at %s with\n%s", err, tc.field, tc.want)
+			}
+		})
+	}
+	t.Run("unguarded all", func(t *testing.T) {
+		const (
+			unguarded = `objectsOf('example.org/v1', 'Widget').all(w, w.spec.size > 0)`
+			guarded   = `objectsOf('example.org/v1', 'Widget').size() == 2 && objectsOf('example.org/v1', 'Widget').all(w, w.spec.size > 0)`
+		)
+		for _, tc := range []struct {
+			name, when, scope, state string
+			fields                   []string // the fields warned of
+		}{
+			{"final", okWhen, "final", unguarded, []string{"oracles[0].expr"}},
+			{"always", okWhen, "always", unguarded, nil},
+			{"guarded", okWhen, "final", guarded, nil},
+			{"trigger", unguarded, "always", okState, []string{"actions[0].at.when"}},
+		} {
+			scn, err := load(t, tc.when, tc.scope, tc.state, okWrite)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			var got []string
+			for _, w := range scn.Warnings() {
+				got = append(got, w.Field)
+				if !strings.Contains(w.Msg, "CEL: WARNING: <input>:1:42: this .all(...) over objects of a kind is true when there are none") || !strings.Contains(w.Msg, " | objectsOf('example.org/v1', 'Widget').all(") {
+					t.Errorf("%s: warning %v, want cel-go's rendering with a caret under the .all", tc.name, w)
+				}
+			}
+			if !slices.Equal(got, tc.fields) {
+				t.Errorf("%s: warnings at %q, want %q", tc.name, got, tc.fields)
+			}
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -47,6 +48,9 @@ type Project struct {
 	kindsOnce sync.Once
 	kinds     []schema.GroupVersionKind
 	kindsErr  error
+	// crds are the CRDs the server servedKinds booted serves (their
+	// schemas type scenario expressions: scenario.Known.CRDs).
+	crds []*apiextensionsv1.CustomResourceDefinition
 	// kindsSrv is the server servedKinds booted, kept for strict field
 	// validation of scenario objects (strictObjects); kindsMu guards it
 	// (apiserver.Server is not safe for concurrent use).
@@ -75,6 +79,7 @@ func (p *Project) Known() (scenario.Known, error) {
 		return k, err
 	}
 	k.Kinds = kinds
+	k.CRDs = p.crds
 	return k, nil
 }
 
@@ -94,6 +99,9 @@ func (p *Project) servedKinds() ([]schema.GroupVersionKind, error) {
 		}
 		for _, kind := range srv.Kinds() {
 			p.kinds = append(p.kinds, kind.GVK)
+			if crd := kind.CustomResourceDefinition(); crd != nil {
+				p.crds = append(p.crds, crd)
+			}
 		}
 		p.kindsSrv = srv
 	})

@@ -176,6 +176,9 @@ func Scenarios(t *testing.T, p *engine.Project) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			for _, w := range scn.Warnings() {
+				t.Logf("warning: %v", w)
+			}
 			if which == TierFull {
 				full(t, p, root, path, scn)
 				return
@@ -407,6 +410,9 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 	if err != nil {
 		fmt.Printf("explore: %v\n", err)
 		t.Fatal(err)
+	}
+	for _, w := range scn.Warnings() {
+		fmt.Printf("explore: warning: %v\n", w)
 	}
 	opts := engine.Options{Label: "explore"}
 	if s := os.Getenv(EnvSeed); s != "" {

@@ -86,6 +86,19 @@
 // the function ("found no matching overload for 'quantity' applied to
 // '(int)'").
 //
+// Objects are map(string, dyn) when a predicate runs. Checking knows more:
+// [Schemas] (scenario validation) gives a call of object or objectsOf
+// whose apiVersion and kind are literal strings, and a write oracle's old
+// and new when its select names a kind, the kind's type, built from its
+// OpenAPI v3 schema with Kubernetes' own CEL type builder (kube's
+// definitions for a built-in kind, a CRD's structural schema for a custom
+// resource). A field the kind does not have is then a check error naming
+// the field, the kind and the path ("undefined field 'obsrvedGeneration':
+// apps/v1 Deployment has no field status.obsrvedGeneration (did you mean
+// status.observedGeneration?)"). [UnguardedAll] finds an .all over objects
+// of a kind whose number the expression never checks (true when there are
+// none).
+//
 // A predicate must produce a bool. When the checker knows the result type
 // (for example a comparison) a non-bool expression is rejected by
 // CompileCEL; when it does not (dyn), a non-bool result is an evaluation
@@ -98,8 +111,11 @@
 // object('v1','ConfigMap','default','a').status.observedGeneration == 1
 // yields a Verdict with Err set, and so does selecting a field of an object
 // that does not exist (object returns null). Guard with has(...) or
-// exists(...) when absence is a legitimate state. This is deliberate: an
-// invariant that silently passes because its assumption broke hides bugs.
+// exists(...) when absence is a legitimate state: has() on each optional
+// level, or optional selection with a default (Kubernetes' environment has
+// CEL's optional types), o.?status.?observedGeneration.orValue(-1) == 1.
+// This is deliberate: an invariant that silently passes because its
+// assumption broke hides bugs.
 // The same holds for a scenario's triggers (`when`): a trigger whose
 // predicate cannot be evaluated is recorded ([Records].Triggers, its first
 // error) and makes every verdict of the run an error naming it ([Judge]).

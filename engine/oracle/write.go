@@ -113,15 +113,7 @@ type WritePredicate struct {
 // the package documentation): variables old, new, writer, verb,
 // subresource, time and step.
 func CompileWrite(sel WriteSelector, expr string) (*WritePredicate, error) {
-	env, err := kubeEnv(
-		cel.Variable("old", cel.DynType),
-		cel.Variable("new", cel.DynType),
-		cel.Variable("writer", cel.StringType),
-		cel.Variable("verb", cel.StringType),
-		cel.Variable("subresource", cel.StringType),
-		cel.Variable("time", cel.DurationType),
-		cel.Variable("step", cel.IntType),
-	)
+	env, err := writeEnv()
 	if err != nil {
 		return nil, fmt.Errorf("cel environment: %w", err)
 	}
@@ -130,6 +122,23 @@ func CompileWrite(sel WriteSelector, expr string) (*WritePredicate, error) {
 		return nil, err
 	}
 	return &WritePredicate{sel: sel, expr: expr, prg: prg}, nil
+}
+
+// writeEnv is the write environment: old and new dyn.
+func writeEnv() (*cel.Env, error) { return writeEnvOf(cel.DynType) }
+
+// writeEnvOf is the write environment with old and new of type obj, and
+// opts.
+func writeEnvOf(obj *cel.Type, opts ...cel.EnvOption) (*cel.Env, error) {
+	return kubeEnv(append([]cel.EnvOption{
+		cel.Variable("old", obj),
+		cel.Variable("new", obj),
+		cel.Variable("writer", cel.StringType),
+		cel.Variable("verb", cel.StringType),
+		cel.Variable("subresource", cel.StringType),
+		cel.Variable("time", cel.DurationType),
+		cel.Variable("step", cel.IntType),
+	}, opts...)...)
 }
 
 // checkedWrite memoizes CheckWriteCEL, as checked does CheckCEL.

@@ -49,6 +49,46 @@
 // expression that does not compile is reported with cel-go's text, the
 // expression and a caret under the problem on the lines that follow.
 //
+// # Expressions
+//
+// Validate checks every CEL expression (a cel oracle's, a write oracle's,
+// a trigger's when and a step range's after) in the oracle package's
+// environment, and then typed: a call of object or objectsOf whose
+// apiVersion and kind are literal strings reads objects of that kind, and
+// a write oracle whose select names a kind reads old and new of that kind,
+// so the checker gives them the kind's type, built from its OpenAPI v3
+// schema as Kubernetes builds the type of a CRD rule's self
+// ([oracle.Schemas]: kube's own definitions for a built-in kind, the CRD's
+// structural schema for a custom resource, from [Known].CRDs and the CRDs
+// among the scenario's objects). A field the kind does not have is an
+// error naming it, the kind and its path, with cel-go's caret:
+//
+//	scenarios/capi/x.json: oracles[0].expr: CEL: ERROR: <input>:1:59: undefined field 'nodeReff': cluster.x-k8s.io/v1beta2 Machine has no field status.nodeReff (did you mean status.nodeRef?)
+//	 | objectsOf('cluster.x-k8s.io/v1beta2','Machine').all(m, has(m.status.nodeReff))
+//	 | ..........................................................^
+//
+// metadata is kube's ObjectMeta on every kind; strings of every format are
+// strings (timestamp(o.metadata.creationTimestamp)); preserve-unknown-fields
+// subtrees, int-or-string, numbers, objects whose schema names no field,
+// kinds without a schema here and kinds named by computed strings are dyn.
+// Types only check: evaluation is untyped, as before.
+//
+// Selecting an absent field is an evaluation error, not false. An optional
+// field is guarded at each level with has, or selected optionally (kube's
+// environment has CEL's optional types) with a default:
+//
+//	has(o.status) && has(o.status.observedGeneration) && o.status.observedGeneration == o.metadata.generation
+//	o.?status.?observedGeneration.orValue(-1) == o.metadata.generation
+//
+// An .all over objects of a kind (objectsOf(...), filtered, mapped, or a
+// cel.bind name for one) is true when there are none. In a final-state
+// oracle or a trigger that never sizes the list (size, == []), Validate
+// warns ([Scenario.Warnings], oracle.UnguardedAll): a guard says what is
+// meant, objectsOf(...).size() == 3 && objectsOf(...).all(...), or
+// objectsOf(...).size() == 0 || ... where none is fine. An always-scope
+// oracle's .all is an invariant that holds when there is nothing to hold
+// of, and is not warned of.
+//
 // # Actions
 //
 // An action's at is one trigger: a step, a virtual time, a CEL condition
@@ -163,5 +203,6 @@
 //     [Scenario.ResolvePath].
 //   - "seed": 0 cannot be asked for: zero means the default seed, 1.
 //   - Known with a nil slice skips that check, so a scenario can be
-//     validated without the engine's registry.
+//     validated without the engine's registry; without Known.CRDs, custom
+//     resources other than the scenario's own CRDs' are dyn.
 package scenario

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/oracle"
@@ -40,6 +41,13 @@ type Known struct {
 	// calls its harness declares (stubLatency); a controller absent has
 	// none. nil: stubs are not checked.
 	Stubs map[string][]string
+	// CRDs are the CustomResourceDefinitions the project's cluster serves
+	// from the start. Their schemas, with those of the CRDs among the
+	// scenario's objects and kube's OpenAPI for built-in kinds, type the
+	// objects expressions read (oracle.Schemas): a field a kind does not
+	// have is refused when the scenario is read. nil: custom resources
+	// other than the scenario's own CRDs' are dyn.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
 }
 
 var (
@@ -125,14 +133,15 @@ func FormatKind(gvk schema.GroupVersionKind) string {
 // defineKinds adds to the known kinds those the scenario's objects and
 // created or updated action objects define (see Known.Defines).
 func (v *validator) defineKinds() {
-	if v.known.Kinds == nil {
-		return
-	}
 	objs := append([]map[string]any{}, v.s.Objects...)
 	for _, a := range v.s.Actions {
 		if a.Op == "create" || a.Op == "update" {
 			objs = append(objs, a.Object)
 		}
+	}
+	v.schemas = oracle.NewSchemas(append(slices.Clone(v.known.CRDs), oracle.CRDsOf(objs)...)...)
+	if v.known.Kinds == nil {
+		return
 	}
 	kinds := slices.Clone(v.known.Kinds)
 	for _, o := range objs {

@@ -2,6 +2,9 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/oracle"
 )
@@ -33,6 +36,8 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 			v.add(join(field, "expr"), "required for type write")
 		} else if err := oracle.CheckWriteCEL(o.Expr); err != nil {
 			v.add(join(field, "expr"), celMsg(err))
+		} else if err := v.schemas.CheckWrite(v.selectedKind(o.Select), o.Expr); err != nil {
+			v.add(join(field, "expr"), celMsg(err))
 		}
 		v.writeSelect(field, o.Select)
 	case oracle.TypeConventions:
@@ -56,6 +61,20 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 			v.add(join(field, "maxWrites"), fmt.Sprintf("%d: must be at least 1", o.MaxWrites))
 		}
 	}
+}
+
+// selectedKind is the kind a write oracle's select names, when the
+// scenario serves it: its old and new are that kind's objects. The zero
+// kind otherwise (old and new are dyn).
+func (v *validator) selectedKind(sel *WriteSelect) schema.GroupVersionKind {
+	if sel == nil || !sel.HasKind() {
+		return schema.GroupVersionKind{}
+	}
+	gvk, err := sel.GVK()
+	if err != nil || (v.known.Kinds != nil && !slices.Contains(v.known.Kinds, gvk)) {
+		return schema.GroupVersionKind{}
+	}
+	return gvk
 }
 
 // writeSelect checks a write or conventions oracle's select.

@@ -80,6 +80,8 @@ type Scenario struct {
 	file    string         // the file named in errors
 	baseDir string         // the directory relative paths start from
 	sources []objectSource // where each of Objects came from
+	// warnings are what the last Validate warned of (Warnings).
+	warnings ErrorList
 }
 
 // ParseReconcileDuration reads a reconcile duration as scenarios write it:

@@ -70,13 +70,23 @@ func (s *Scenario) Validate(known Known) error {
 	}
 	v.search()
 	v.oracles()
+	s.warnings = v.warnings
 	return v.list.err()
 }
+
+// Warnings are what the last Validate found questionable but did not
+// refuse: an .all over objects of a kind that the expression never
+// counts, in a final-state oracle or a trigger (oracle.UnguardedAll).
+func (s *Scenario) Warnings() ErrorList { return s.warnings }
 
 type validator struct {
 	collector
 	s     *Scenario
 	known Known
+	// schemas type the objects expressions read (defineKinds).
+	schemas *oracle.Schemas
+	// warnings are what Validate reports but does not refuse.
+	warnings ErrorList
 }
 
 func (v *validator) top() {
@@ -313,11 +323,7 @@ func (v *validator) trigger(field string, t *Trigger) {
 	}
 	if t.When != "" {
 		set = append(set, "when")
-		if err := oracle.CheckCEL(t.When); err != nil {
-			v.add(join(field, "when"), celMsg(err))
-		} else {
-			v.celKinds(join(field, "when"), t.When)
-		}
+		v.stateExpr(join(field, "when"), t.When, true)
 	}
 	if t.After != nil {
 		switch {
@@ -357,11 +363,7 @@ func (v *validator) trigger(field string, t *Trigger) {
 			v.add(join(field, "steps.to"), fmt.Sprintf("%d steps: at most %d variants", r.To-r.From+1, maxActionVariants))
 		}
 		if r.After != "" {
-			if err := oracle.CheckCEL(r.After); err != nil {
-				v.add(join(field, "steps.after"), celMsg(err))
-			} else {
-				v.celKinds(join(field, "steps.after"), r.After)
-			}
+			v.stateExpr(join(field, "steps.after"), r.After, true)
 		}
 	}
 	switch len(set) {
@@ -556,15 +558,38 @@ func (v *validator) oracles() {
 		}
 		if o.Expr == "" {
 			v.add(join(field, "expr"), "required for type cel")
-		} else if err := oracle.CheckCEL(o.Expr); err != nil {
-			v.add(join(field, "expr"), celMsg(err))
-		} else if v.celKinds(join(field, "expr"), o.Expr); o.Scope != ScopeAlways && oracle.CallsServed(o.Expr) {
+		} else if v.stateExpr(join(field, "expr"), o.Expr, o.Scope != ScopeAlways) && o.Scope != ScopeAlways && oracle.CallsServed(o.Expr) {
 			v.add(join(field, "expr"), "served(...) is for `when` triggers and always-scope oracles: a final state is judged from the run's records, which keep objects, not the server's kinds")
 		}
 		if !slices.Contains(scopes, o.Scope) {
 			v.add(join(field, "scope"), oneOf("scope", o.Scope, scopes))
 		}
 	}
+}
+
+// stateExpr checks a predicate over the cluster state (a cel oracle's, a
+// trigger's): that it compiles, that the kinds it names are served, and,
+// typed by their schemas, that the fields it selects exist
+// (oracle.Schemas.Check). once marks a predicate judged once or firing
+// once, where an .all over objects of a kind that is never counted is
+// warned of (oracle.UnguardedAll); an always-scope oracle's is an
+// invariant over every such object, which holds when there are none. It
+// reports whether the expression compiles.
+func (v *validator) stateExpr(field, expr string, once bool) bool {
+	if err := oracle.CheckCEL(expr); err != nil {
+		v.add(field, celMsg(err))
+		return false
+	}
+	v.celKinds(field, expr)
+	if err := v.schemas.Check(expr); err != nil {
+		v.add(field, celMsg(err))
+	}
+	if once {
+		for _, w := range oracle.UnguardedAll(expr) {
+			v.warnings = append(v.warnings, &Error{File: v.file, Field: field, Msg: "CEL: " + w})
+		}
+	}
+	return true
 }
 
 func oneOf(what, got string, allowed []string) string {
