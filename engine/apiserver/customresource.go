@@ -8,7 +8,10 @@ import (
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/crdserverscheme"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
 
@@ -27,8 +30,9 @@ import (
 // and the scale subresource's paths, with ratcheting on updates
 // (CRDValidationRatcheting, on at kube-apiserver v1.36.3's defaults, read
 // from the process's default feature gate). Like it, it refuses an update
-// without a resourceVersion (AllowUnconditionalUpdate false). The storage's
-// refusals keep the engine's order (see genericStrategy).
+// without a resourceVersion (AllowUnconditionalUpdate false). Its writes
+// are made by apiextensions-apiserver's custom resource REST storage
+// (crStorage), so the storage's refusals come in kube's order.
 //
 // Not modelled: the warnings rest.BeforeCreate/BeforeUpdate add (finalizer
 // names; the handler's unknown-field warnings): the engine's requests carry
@@ -36,6 +40,16 @@ import (
 type customResourceStrategy struct{ genericStrategy }
 
 func (customResourceStrategy) allowUnconditionalUpdate(*Kind) bool { return false }
+
+// delete is apiextensions-apiserver's custom resource REST storage's Delete
+// (registryDelete: the generic registry's), else, for a kind without
+// validators or under an ablation, the engine's.
+func (customResourceStrategy) delete(s *Server, k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	if s.throughRegistry(k) {
+		return s.registryDelete(k, req, old, opts, nil)
+	}
+	return s.delete(k, req, old, opts)
+}
 
 // crValidators is what apiextensions-apiserver's CRD handler builds for a
 // served version before its storage (customresource_handler.go,
@@ -53,6 +67,10 @@ type crValidators struct {
 	byStatus [2]struct {
 		main   rest.RESTCreateUpdateStrategy
 		status rest.RESTUpdateStrategy
+		// storage is apiextensions-apiserver's custom resource REST
+		// storage (customresource.NewStorage) over main, built per server
+		// over its restOptions (registrystorage.go crStorage).
+		storage func(g generic.RESTOptionsGetter) (customresource.CustomResourceStorage, error)
 	}
 }
 
@@ -117,6 +135,24 @@ func newCRValidators(k *Kind) (*crValidators, error) {
 				validator, statusValidator, k.structural, st, scaleSpec, nil)
 			v.byStatus[i].main = m
 			v.byStatus[i].status = customresource.NewStatusStrategy(m)
+			// As the CRD handler builds it (getOrCreateServingInfoFor):
+			// resource, singular resource, kind and list kind from the
+			// CRD's accepted names; no categories; the default table
+			// (no printer columns: inspect prints its own); no replicas
+			// path mapping (the engine's scale handler keeps its own).
+			gr := schema.GroupResource{Group: k.GVK.Group, Resource: k.Resource}
+			singular := schema.GroupResource{Group: k.GVK.Group, Resource: k.crd.Status.AcceptedNames.Singular}
+			if singular.Resource == "" {
+				singular.Resource = k.crd.Spec.Names.Singular
+			}
+			listKind := k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List")
+			if lk := k.crd.Spec.Names.ListKind; lk != "" {
+				listKind.Kind = lk
+			}
+			gvk := k.GVK
+			v.byStatus[i].storage = func(g generic.RESTOptionsGetter) (customresource.CustomResourceStorage, error) {
+				return customresource.NewStorage(gr, singular, gvk, listKind, m, g, nil, rest.NewDefaultTableConvertor(gr), nil)
+			}
 		}
 		return v, nil
 	})

@@ -116,7 +116,20 @@
 //     reason), the status schema on the status subresource, the scale
 //     subresource's paths, with ratcheting on updates (fidelity: crv/*,
 //     widget/validation; TestCRValidation). Their warnings are not
-//     returned (the engine's requests carry no warning recorder).
+//     returned (the engine's requests carry no warning recorder). The
+//     writes themselves (create, update, status, delete) are
+//     apiextensions-apiserver's custom resource REST storage's
+//     (customresource.NewStorage over that strategy, as the CRD handler
+//     builds it; registrystorage.go crStorage), over kube's etcd3 storage
+//     over the engine's store at /registry/<group>/<resource>/: so the
+//     storage's refusals (a resourceVersion on create, a taken name) come
+//     after validation, in kube's order. Its codec is restated: the CRD
+//     handler's (crdConversionRESTOptionsGetter, unexported) stores the
+//     object's JSON and prunes and defaults by the structural schema as it
+//     decodes; here the JSON is stored and the store keeps it pruned and
+//     defaulted (Kind.coerceCR), as it would be read. A kind served
+//     without a structural schema (a test's ServeKind) keeps the engine's
+//     path.
 //   - Service cluster IPs and node ports (service.go): the service
 //     storage's allocation, restated (its allocators are unexported and
 //     need storage): see service.go for what is and is not modelled.
@@ -162,7 +175,7 @@
 //     storage's create where the hook cannot be set: kube's would be a
 //     random UUID and the wall clock). Not through it: Service (its
 //     storage's allocators, restated in service.go), Event (its storage's
-//     TTL lease), CRDs and custom resources; and every kind under an
+//     TTL lease), CRDs (custom resources: below); and every kind under an
 //     ablation of a semantic the store implements (the engine's own path,
 //     with namespace.go's restatement of the namespace registry, departs on
 //     purpose).
@@ -258,14 +271,12 @@
 //     storage, now agrees: job/update-without-defaults-noop).
 //   - Service allocation (service.go): deterministic lowest-free cluster IP
 //     and node port instead of random ones; single-stack IPv4 only.
-//   - Kinds without a linked registry (custom resources, the unlinked
-//     built-ins) refuse a create's resourceVersion and a taken name before
-//     the field manager and validation, not in storage after them: a
-//     create with a resourceVersion that is invalid too is a 500 where the
-//     real server answers 422 (fidelity: widget/create-rv-and-invalid-order,
-//     pinned). Kept so that such a refused create draws nothing from
-//     math/rand's global source, which the field manager draws from on a
-//     create (generic.go).
+//   - Kinds the engine writes itself (CRDs, Event, the unlinked built-ins,
+//     and every kind under an ablation) refuse a create's resourceVersion
+//     and a taken name before the field manager and validation, not in
+//     storage after them (generic.go). Custom resources and the linked
+//     built-ins are refused in kube's order, by kube's storage
+//     (fidelity: widget/create-rv-and-invalid-order agrees).
 //   - No admission webhooks or admission plugins except NamespaceLifecycle,
 //     which reads the namespace from storage (the real plugin reads an
 //     informer cache and falls back to a live read).

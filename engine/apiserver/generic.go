@@ -18,11 +18,10 @@ import (
 //
 // It refuses a create that carries a resourceVersion, or whose name is
 // taken, before the field manager runs: the engine's order from before the
-// registry was linked. kube-apiserver refuses both in storage, after
-// admission, the field manager and validation (as linkedStrategy does);
-// moving them would make such a refused create draw from math/rand's
-// global source as the field manager does, which the recorded traces of
-// controllers that create what exists already depend on.
+// registry was linked, kept for the kinds the engine still writes itself.
+// kube-apiserver refuses both in storage, after admission, the field
+// manager and validation, as kube's REST storage does where it writes
+// (custom resources and the linked kinds: registrystorage.go).
 type genericStrategy struct {
 	// builtin: see writeStrategy.builtinMeta.
 	builtin bool

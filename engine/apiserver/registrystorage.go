@@ -282,25 +282,51 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 // kindStorage returns kube's REST storage for k, built on first use; ok is
 // false for a kind the engine writes itself.
 func (s *Server) kindStorage(k *Kind) (kindREST, bool, error) {
-	if k.CRD {
-		return kindREST{}, false, nil
-	}
-	if r, ok := s.registry[k.GVK.GroupKind()]; ok {
+	if r, ok := s.registry[k]; ok {
 		return r, true, nil
 	}
-	build, ok := registryStorages[k.GVK.GroupKind()]
-	if !ok {
+	var r kindREST
+	var err error
+	switch build, ok := registryStorages[k.GVK.GroupKind()]; {
+	case k.CRD:
+		if k.crValidators == nil {
+			return kindREST{}, false, nil
+		}
+		r, err = s.crStorage(k)
+	case ok:
+		r, err = build(s, restOptions{s})
+	default:
 		return kindREST{}, false, nil
 	}
-	r, err := build(s, restOptions{s})
 	if err != nil {
-		return kindREST{}, true, fmt.Errorf("apiserver: kube's %s storage: %w", k.Resource, err)
+		return kindREST{}, true, fmt.Errorf("apiserver: kube's %s storage: %w", k.groupResource(), err)
 	}
 	if s.registry == nil {
-		s.registry = map[schema.GroupKind]kindREST{}
+		s.registry = map[*Kind]kindREST{}
 	}
-	s.registry[k.GVK.GroupKind()] = r
+	s.registry[k] = r
 	return r, true, nil
+}
+
+// crStorage builds a CRD kind's REST storage as apiextensions-apiserver's
+// CRD handler builds it (customresource.NewStorage over the kind's
+// strategy with its validators: crValidators), with the status
+// subresource when the server serves it.
+func (s *Server) crStorage(k *Kind) (kindREST, error) {
+	i := 0
+	if s.hasStatus(k) {
+		i = 1
+	}
+	cs, err := k.crValidators.byStatus[i].storage(restOptions{s})
+	if err != nil {
+		return kindREST{}, err
+	}
+	cs.CustomResource.Store.BeginCreate = beginCreate
+	r := kindREST{main: cs.CustomResource}
+	if cs.Status != nil {
+		r.subs = map[string]rest.Updater{"status": cs.Status}
+	}
+	return r, nil
 }
 
 // etcd returns the server's etcd client over its store (package etcdkv),
@@ -331,7 +357,7 @@ type restOptions struct{ s *Server }
 func (o restOptions) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
 	var k *Kind
 	for _, c := range o.s.kinds {
-		if !c.CRD && c.GVK.Group == gr.Group && c.Resource == gr.Resource {
+		if c.GVK.Group == gr.Group && c.Resource == gr.Resource {
 			k = c
 			break
 		}
@@ -343,32 +369,63 @@ func (o restOptions) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (
 	if err != nil {
 		return generic.RESTOptions{}, err
 	}
-	codec, versioner, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
-		StorageMediaType:  runtime.ContentTypeJSON,
-		StorageSerializer: legacyscheme.Codecs,
-		StorageVersion:    k.GVK.GroupVersion(),
-		MemoryVersion:     schema.GroupVersion{Group: k.GVK.Group, Version: runtime.APIVersionInternal},
-	})
-	if err != nil {
-		return generic.RESTOptions{}, fmt.Errorf("apiserver: the %s storage codec: %w", gr, err)
+	gk := k.GVK.GroupKind()
+	var codec runtime.Codec
+	var versioner runtime.GroupVersioner
+	// prefix is kube's: the resource for a built-in, group/resource for a
+	// custom resource.
+	prefix := "/" + gr.Resource
+	if k.CRD {
+		// A custom resource is stored as its JSON at the served (storage)
+		// version. apiextensions-apiserver's codec for it (the CRD
+		// handler's crdConversionRESTOptionsGetter, unexported) also
+		// prunes and defaults by the structural schema as it decodes:
+		// restated as the route's decode below (Kind.coerceCR).
+		codec, versioner = unstructured.UnstructuredJSONScheme, k.GVK.GroupVersion()
+		prefix = "/" + gr.Group + "/" + gr.Resource
+	} else {
+		codec, versioner, err = serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+			StorageMediaType:  runtime.ContentTypeJSON,
+			StorageSerializer: legacyscheme.Codecs,
+			StorageVersion:    k.GVK.GroupVersion(),
+			MemoryVersion:     schema.GroupVersion{Group: k.GVK.Group, Version: runtime.APIVersionInternal},
+		})
+		if err != nil {
+			return generic.RESTOptions{}, fmt.Errorf("apiserver: the %s storage codec: %w", gr, err)
+		}
 	}
 	// The store keeps what kube's read path makes of the bytes: decoded by
 	// the storage codec (defaulting included: a Job stored without labels
-	// is read with its template's), at the served version.
+	// is read with its template's; a custom resource pruned and defaulted
+	// by its schema), at the served version. The kind is looked up as the
+	// value is written: a CRD updated since keeps its route.
 	decode := func(value []byte) (map[string]any, error) {
+		cur, ok := o.s.kinds[gk]
+		if !ok {
+			return nil, fmt.Errorf("apiserver: a value written for %s, which the server no longer serves", gk)
+		}
+		if cur.CRD {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(value); err != nil {
+				return nil, err
+			}
+			cur.coerceCR(u.Object)
+			return u.Object, nil
+		}
 		in, _, err := codec.Decode(value, nil, nil)
 		if err != nil {
 			return nil, err
 		}
-		u, err := o.s.fromInternal(k, in)
+		u, err := o.s.fromInternal(cur, in)
 		if err != nil {
 			return nil, err
 		}
 		return u.Object, nil
 	}
-	prefix := "/" + gr.Resource
-	if err := kv.AddRoute(etcdkv.Route{Prefix: registryPrefix + prefix + "/", Kind: k.GVK.GroupKind(), Decode: decode}); err != nil {
-		return generic.RESTOptions{}, err
+	if !kv.HasRoute(registryPrefix + prefix + "/") {
+		if err := kv.AddRoute(etcdkv.Route{Prefix: registryPrefix + prefix + "/", Kind: gk, Decode: decode}); err != nil {
+			return generic.RESTOptions{}, err
+		}
 	}
 	client := kv.Client(context.Background())
 	return generic.RESTOptions{
@@ -457,8 +514,13 @@ func (s *Server) throughRegistry(k *Kind) bool {
 	if a.Generation || a.Conflicts || a.NoopWrites || a.StatusSubresource || a.Finalizers {
 		return false
 	}
+	if k.CRD {
+		// Without a structural schema there are no validators to build
+		// the storage's strategy with (a kind a test serves by hand).
+		return k.crValidators != nil && !a.CRValidation
+	}
 	_, ok := registryStorages[k.GVK.GroupKind()]
-	return ok && !k.CRD
+	return ok
 }
 
 // registryCreate stores obj, a new object the handler part has prepared
@@ -473,9 +535,9 @@ func (s *Server) registryCreate(k *Kind, req Request, obj *unstructured.Unstruct
 	if err != nil {
 		return nil, err
 	}
-	in, err := s.toInternal(k, obj)
+	in, err := s.storageIn(k, obj)
 	if err != nil {
-		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
+		return nil, err
 	}
 	ctx := context.WithValue(strategyContext(k, obj.GetNamespace(), "create", ""), systemFieldsKey{},
 		systemFields{uid: obj.GetUID(), created: obj.GetCreationTimestamp()})
@@ -487,7 +549,7 @@ func (s *Server) registryCreate(k *Kind, req Request, obj *unstructured.Unstruct
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.fromInternal(k, out)
+	u, err := s.storageOut(k, out)
 	if err != nil {
 		return nil, err
 	}
@@ -518,9 +580,9 @@ func (s *Server) registryUpdate(k *Kind, req Request, sub string, old, obj *unst
 			return nil, fmt.Errorf("apiserver: %s/%s is not written through kube's storage", k.Resource, sub)
 		}
 	}
-	in, err := s.toInternal(k, obj)
+	in, err := s.storageIn(k, obj)
 	if err != nil {
-		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
+		return nil, err
 	}
 	ctx := strategyContext(k, old.GetNamespace(), "update", sub)
 	opts := &metav1.UpdateOptions{FieldManager: req.FieldManager}
@@ -531,7 +593,7 @@ func (s *Server) registryUpdate(k *Kind, req Request, sub string, old, obj *unst
 	if err != nil {
 		return nil, err
 	}
-	return s.fromInternal(k, out)
+	return s.storageOut(k, out)
 }
 
 // registryDelete deletes old through kube's REST storage for its kind: the
@@ -575,5 +637,34 @@ func (s *Server) registryDelete(k *Kind, req Request, old *unstructured.Unstruct
 		}
 		return nil, fmt.Errorf("apiserver: kube's %s storage answered a delete of %s with a Status but the store holds no deletion", k.Resource, key)
 	}
-	return s.fromInternal(k, obj)
+	return s.storageOut(k, obj)
+}
+
+// storageIn is what kube's REST storage for k takes: a built-in kind's
+// internal version, a custom resource as it is.
+func (s *Server) storageIn(k *Kind, obj *unstructured.Unstructured) (runtime.Object, error) {
+	if k.CRD {
+		return obj.DeepCopy(), nil
+	}
+	in, err := s.toInternal(k, obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s to internal: %w", k.GVK.Kind, err)
+	}
+	return in, nil
+}
+
+// storageOut is what the engine's callers get of what kube's REST storage
+// for k returned: the served version, as read (a custom resource pruned
+// and defaulted by its schema, as its codec decodes it).
+func (s *Server) storageOut(k *Kind, obj runtime.Object) (*unstructured.Unstructured, error) {
+	if !k.CRD {
+		return s.fromInternal(k, obj)
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("apiserver: kube's %s storage returned a %T", k.groupResource(), obj)
+	}
+	u = u.DeepCopy()
+	k.coerceCR(u.Object)
+	return u, nil
 }

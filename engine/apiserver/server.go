@@ -103,7 +103,7 @@ type Server struct {
 	// kv is the etcd client over store that kube's REST storages use
 	// (etcd), registry those storages by kind (kindStorage).
 	kv       *etcdkv.KV
-	registry map[schema.GroupKind]kindREST
+	registry map[*Kind]kindREST
 }
 
 // Write describes one request that reached storage (or was refused), for

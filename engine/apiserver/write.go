@@ -62,9 +62,11 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 	st := k.strategy
 	// A resourceVersion on a new object is refused by the storage (500),
 	// after the strategy's validation, below; a strategy may have the
-	// engine refuse it first (genericStrategy says why).
+	// engine refuse it first (genericStrategy says why). Kube's REST
+	// storage, where it writes, refuses in kube's order.
 	rvSet := in.GetResourceVersion() != ""
-	if rvSet && st.storageChecksFirst() {
+	checksFirst := st.storageChecksFirst() && !s.throughRegistry(k)
+	if rvSet && checksFirst {
 		return nil, errRVOnCreate()
 	}
 	obj, err := s.normalize(k, in)
@@ -110,7 +112,7 @@ func (s *Server) create(k *Kind, req Request, in *unstructured.Unstructured, tra
 		key = storeKey(k, obj.GetNamespace(), obj.GetName())
 		_, _, exists = s.store.Peek(key, 0)
 	}
-	if exists && st.storageChecksFirst() {
+	if exists && checksFirst {
 		return nil, errAlreadyExists(k, obj.GetName())
 	}
 	if !exists && !rvSet {

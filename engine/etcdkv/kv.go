@@ -108,6 +108,13 @@ func (kv *KV) AddRoute(r Route) error {
 	return nil
 }
 
+// HasRoute reports whether a route has prefix.
+func (kv *KV) HasRoute(prefix string) bool {
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	return slices.ContainsFunc(kv.routes, func(r Route) bool { return r.Prefix == prefix })
+}
+
 // Lock takes the lock every KV call holds; a writer beside KV holds it
 // while it writes the store and calls Notify before Unlock.
 func (kv *KV) Lock() { kv.mu.Lock() }

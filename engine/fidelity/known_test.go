@@ -14,8 +14,6 @@ var knownDifferences = map[string]string{
 	// apiserver/builtinopenapi.go: "paths: ... The engine has no routes: a
 	// document carries no paths".
 	"openapi/paths": "engine: built-in OpenAPI documents (v3 per group version, and /openapi/v2) have components but no paths: the engine has no REST routes to build them from",
-	// apiserver/generic.go genericStrategy: the storage's refusals first.
-	"widget/create-rv-and-invalid-order": "engine: a custom resource's create with a resourceVersion is refused (500) before validation; the real server validates first (422)",
 }
 
 // reportedBugs lists disagreements that are engine bugs, reported to the
