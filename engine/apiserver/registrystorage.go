@@ -81,7 +81,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		ps.Pod.Store.BeginCreate = beginCreate
+		ps.Pod.BeginCreate = beginCreate
 		return kindREST{main: ps.Pod, subs: map[string]rest.Updater{"status": ps.Status}}, nil
 	},
 	{Kind: "Namespace"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -96,7 +96,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r}, nil
 	},
 	{Kind: "Secret"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -104,7 +104,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r}, nil
 	},
 	{Kind: "ServiceAccount"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -113,7 +113,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r}, nil
 	},
 	{Kind: "Node"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -122,7 +122,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		ns.Node.Store.BeginCreate = beginCreate
+		ns.Node.BeginCreate = beginCreate
 		return kindREST{main: ns.Node, subs: map[string]rest.Updater{"status": ns.Status}}, nil
 	},
 	{Kind: "PersistentVolumeClaim"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -130,7 +130,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
 	},
 	{Kind: "PersistentVolume"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -138,7 +138,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
 	},
 	{Kind: "Endpoints"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -146,7 +146,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r}, nil
 	},
 	{Kind: "ReplicationController"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -154,7 +154,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
 	},
 	{Group: "apps", Kind: "Deployment"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -162,7 +162,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
 	},
 	{Group: "apps", Kind: "ReplicaSet"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -170,7 +170,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
 	},
 	{Group: "apps", Kind: "StatefulSet"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -178,7 +178,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
 	},
 	{Group: "apps", Kind: "DaemonSet"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -186,7 +186,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
 	},
 	{Group: "batch", Kind: "Job"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -194,7 +194,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
 	},
 	{Group: "coordination.k8s.io", Kind: "Lease"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -202,7 +202,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r}, nil
 	},
 	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -210,7 +210,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r}, nil
 	},
 	{Group: "policy", Kind: "PodDisruptionBudget"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -218,7 +218,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
 	},
 	{Group: "storage.k8s.io", Kind: "StorageClass"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -226,7 +226,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r}, nil
 	},
 	{Group: "storage.k8s.io", Kind: "VolumeAttachment"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -234,7 +234,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		st.VolumeAttachment.Store.BeginCreate = beginCreate
+		st.VolumeAttachment.BeginCreate = beginCreate
 		return kindREST{main: st.VolumeAttachment, subs: map[string]rest.Updater{"status": st.Status}}, nil
 	},
 	{Group: "storage.k8s.io", Kind: "CSINode"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -242,7 +242,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		st.CSINode.Store.BeginCreate = beginCreate
+		st.CSINode.BeginCreate = beginCreate
 		return kindREST{main: st.CSINode}, nil
 	},
 	{Group: "storage.k8s.io", Kind: "CSIDriver"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -250,7 +250,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		st.CSIDriver.Store.BeginCreate = beginCreate
+		st.CSIDriver.BeginCreate = beginCreate
 		return kindREST{main: st.CSIDriver}, nil
 	},
 	{Group: "storage.k8s.io", Kind: "CSIStorageCapacity"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -258,7 +258,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		st.CSIStorageCapacity.Store.BeginCreate = beginCreate
+		st.CSIStorageCapacity.BeginCreate = beginCreate
 		return kindREST{main: st.CSIStorageCapacity}, nil
 	},
 	{Group: "resource.k8s.io", Kind: "DeviceClass"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -266,7 +266,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r}, nil
 	},
 	{Group: "resource.k8s.io", Kind: "ResourceSlice"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
@@ -274,7 +274,7 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 		if err != nil {
 			return kindREST{}, err
 		}
-		r.Store.BeginCreate = beginCreate
+		r.BeginCreate = beginCreate
 		return kindREST{main: r}, nil
 	},
 }
@@ -321,7 +321,7 @@ func (s *Server) crStorage(k *Kind) (kindREST, error) {
 	if err != nil {
 		return kindREST{}, err
 	}
-	cs.CustomResource.Store.BeginCreate = beginCreate
+	cs.CustomResource.BeginCreate = beginCreate
 	r := kindREST{main: cs.CustomResource}
 	if cs.Status != nil {
 		r.subs = map[string]rest.Updater{"status": cs.Status}
