@@ -386,7 +386,60 @@ type latencyProvider struct{ cloudprovider.CloudProvider }
 
 func (p latencyProvider) Create(ctx context.Context, nc *karpv1.NodeClaim) (*karpv1.NodeClaim, error) {
 	explore.StubCall(ctx, "cloudprovider.Create")
+	nc, err := withoutExhaustedCapacity(nc)
+	if err != nil {
+		return nil, err
+	}
 	return p.CloudProvider.Create(ctx, nc)
+}
+
+// InsufficientCapacityAnnotation is the harness's convention for a launch
+// that fails because the cloud has no capacity (AWS's
+// InsufficientInstanceCapacity, an exhausted capacity reservation): a
+// NodeClaim carrying it (from its NodePool's spec.template.metadata.
+// annotations, which Karpenter copies onto every NodeClaim it builds) names,
+// comma-separated, the instance types the cloud has no capacity for, or "*"
+// for all. Create then launches only among the NodeClaim's other instance
+// types, as a provider's fleet request falls back over its overrides, and
+// when none is left returns cloudprovider.NewInsufficientCapacityError, what
+// a real provider returns (the AWS provider's
+// pkg/providers/instance/instance.go; Karpenter handles it at
+// pkg/controllers/nodeclaim/lifecycle/launch.go:96-111: the NodeClaim is
+// deleted). The scenario schema has no cloud-side failure to declare, so the
+// harness reads it from the object; the capacity returns for new NodeClaims
+// when a scenario action removes it from the template. Without it, Create is
+// kwok's exactly.
+const InsufficientCapacityAnnotation = "harness.ctrlbugs.dev/insufficient-capacity"
+
+// withoutExhaustedCapacity applies InsufficientCapacityAnnotation: nc
+// unchanged when it has none or names none of nc's instance types, a copy
+// without the exhausted ones in its instance-type requirement when some are
+// left, an insufficient capacity error when none is.
+func withoutExhaustedCapacity(nc *karpv1.NodeClaim) (*karpv1.NodeClaim, error) {
+	v, ok := nc.Annotations[InsufficientCapacityAnnotation]
+	if !ok {
+		return nc, nil
+	}
+	out := map[string]bool{}
+	for _, t := range strings.Split(v, ",") {
+		out[strings.TrimSpace(t)] = true
+	}
+	i := slices.IndexFunc(nc.Spec.Requirements, func(r karpv1.NodeSelectorRequirementWithMinValues) bool {
+		return r.Key == corev1.LabelInstanceTypeStable && r.Operator == corev1.NodeSelectorOpIn
+	})
+	if out["*"] || i < 0 {
+		return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("no capacity for the instance types of nodeclaim %s (%s=%q)", nc.Name, InsufficientCapacityAnnotation, v))
+	}
+	left := slices.DeleteFunc(slices.Clone(nc.Spec.Requirements[i].Values), func(t string) bool { return out[t] })
+	if len(left) == 0 {
+		return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("no capacity for instance types %v of nodeclaim %s", nc.Spec.Requirements[i].Values, nc.Name))
+	}
+	if len(left) == len(nc.Spec.Requirements[i].Values) {
+		return nc, nil
+	}
+	nc = nc.DeepCopy()
+	nc.Spec.Requirements[i].Values = left
+	return nc, nil
 }
 
 func (p latencyProvider) Delete(ctx context.Context, nc *karpv1.NodeClaim) error {
