@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,7 +258,7 @@ func full(t *testing.T, p *engine.Project, root, path string, scn *scenario.Scen
 	if s := d.FailingSummary(); s != "" {
 		by = " [by oracle: " + s + "]"
 	}
-	fmt.Printf("explore-all: %s/%s: %d runs, %d failing%s (%.1fs)\n", p.Name, d.File, d.Runs, d.Failing, by, time.Since(start).Seconds())
+	fmt.Printf("explore-all: %s/%s: %d runs, %d failing%s (%.1fs) %s\n", p.Name, d.File, d.Runs, d.Failing, by, time.Since(start).Seconds(), UpstreamField(p.Upstream))
 	if dir := os.Getenv(EnvDigest); dir != "" {
 		file := filepath.Join(dir, p.Name, d.File)
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
@@ -435,7 +436,7 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 	if outDir == "" {
 		outDir = filepath.Join(root, "out", "explore")
 	}
-	fmt.Printf("explore: %s (mode %s, seed %d, shard %d/%d)\n", rel(root, path), scn.Search.Mode, scn.Search.Seed, opts.Shard, max(opts.Shards, 1))
+	fmt.Printf("explore: %s (mode %s, seed %d, shard %d/%d) %s\n", rel(root, path), scn.Search.Mode, scn.Search.Seed, opts.Shard, max(opts.Shards, 1), UpstreamField(p.Upstream))
 	func() {
 		out, err := runAlone(t, scn, p, opts)
 		if err != nil {
@@ -534,4 +535,24 @@ func rel(root, p string) string {
 		return r
 	}
 	return p
+}
+
+// UpstreamField names the upstream versions a run ran, for a summary line:
+// "upstream=" and each module (its path without the host) "@" its version,
+// in path order, comma separated: upstream=fluxcd/source-controller@v1.9.3.
+func UpstreamField(up map[string]string) string {
+	mods := make([]string, 0, len(up))
+	for m := range up {
+		mods = append(mods, m)
+	}
+	sort.Strings(mods)
+	parts := make([]string, len(mods))
+	for i, m := range mods {
+		short := m
+		if _, rest, ok := strings.Cut(m, "/"); ok {
+			short = rest
+		}
+		parts[i] = short + "@" + up[m]
+	}
+	return "upstream=" + strings.Join(parts, ",")
 }
