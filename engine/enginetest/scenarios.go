@@ -435,6 +435,10 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 	outDir := os.Getenv(EnvOut)
 	if outDir == "" {
 		outDir = filepath.Join(root, "out", "explore")
+	} else if abs, err := filepath.Abs(outDir); err == nil {
+		// Relative to the test's directory (projects/<name>), which the
+		// paths and commands printed for the repository root must not be.
+		outDir = abs
 	}
 	fmt.Printf("explore: %s (mode %s, seed %d, shard %d/%d) %s\n", rel(root, path), scn.Search.Mode, scn.Search.Seed, opts.Shard, max(opts.Shards, 1), UpstreamField(p.Upstream))
 	func() {
@@ -449,7 +453,7 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 				if err := os.MkdirAll(outDir, 0o755); err == nil {
 					file := filepath.Join(outDir, scn.Name+"-"+sanitize(r.Label)+".trace.jsonl")
 					if err := os.WriteFile(file, r.Trace, 0o644); err == nil {
-						fmt.Printf("explore: its first run %q: trace written to %s (make render TRACE=%s)\n", r.Label, rel(root, file), rel(root, file))
+						fmt.Printf("explore: its first run %q: trace written to %s (%s)\n", r.Label, rel(root, file), RenderCommand(root, file))
 					}
 				}
 			}
@@ -489,7 +493,7 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 			if err := os.WriteFile(file, r.Trace, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			fmt.Printf("explore: first run not judged %q: trace written to %s (make render TRACE=%s)\n", r.Label, rel(root, file), rel(root, file))
+			fmt.Printf("explore: first run not judged %q: trace written to %s (%s)\n", r.Label, rel(root, file), RenderCommand(root, file))
 		}
 		if out.Divergence != nil {
 			fmt.Printf("explore: across runs: %s\n", out.Divergence.String())
@@ -516,7 +520,7 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 				t.Fatal(err)
 			}
 			fmt.Printf("explore: first failing run %q: trace written to %s\n", r.Label, rel(root, file))
-			fmt.Printf("explore: render it: make render TRACE=%s   (STORY=3 the steps around what happened; MERMAID=1 a sequence diagram)\n", rel(root, file))
+			fmt.Printf("explore: render it: %s   (STORY=3 the steps around what happened; MERMAID=1 a sequence diagram)\n", RenderCommand(root, file))
 		}
 	}()
 }
@@ -535,6 +539,23 @@ func rel(root, p string) string {
 		return r
 	}
 	return p
+}
+
+// RenderCommand is the command that renders trace file, as printed for the
+// user to paste at the repository root (root): the file relative to root
+// where it lies under it, else absolute, quoted for the shell where it
+// needs to be. make exports GOTOOLCHAIN itself.
+func RenderCommand(root, file string) string {
+	return "make render TRACE=" + ShellQuote(rel(root, file))
+}
+
+// ShellQuote returns s as one word of a POSIX shell: unchanged when it has
+// nothing the shell would read specially, else in single quotes.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./@%+=:,-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // UpstreamField names the upstream versions a run ran, for a summary line:
