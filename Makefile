@@ -14,7 +14,7 @@
 #   make bump-revert PROJECT=fluxcd    put a project's go.mod and go.sum back as committed
 #   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
 #   make engine-crcheck [CR=v] [KUBE=v]   the engine's tests on its pins and on the newest served controller-runtime v0.25.x (+ Kubernetes 1.37) in a scratch copy
-#   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all]   explore one scenario
+#   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all] [RELEASE=v…]   explore one scenario (on another release releases.json lists)
 #   make mermaid-check                 render every finding's timeline with the real Mermaid
 #   make findings-index                regenerate BUG-FINDINGS.md
 #   make migrate-scenarios [SCENARIO=path]   rewrite scenario files (default scenarios/*/*.json; a file or directory) into scenario schema v1
@@ -118,10 +118,16 @@ reproduce: check-finding
 # shard i/n of the search): a line per run with its verdicts, a summary, and
 # the first failing run's trace under out/explore/ with how to render it.
 explore:
-	@test -n "$(SCENARIO)" -a -f "$(SCENARIO)" || { echo "usage: make explore SCENARIO=scenarios/<project>/<name>.json [SEED=n] [SHARD=i/n] (file '$(SCENARIO)' not found)" >&2; exit 2; }
+	@test -n "$(SCENARIO)" -a -f "$(SCENARIO)" || { echo "usage: make explore SCENARIO=scenarios/<project>/<name>.json [SEED=n] [SHARD=i/n] [RELEASE=v…] (file '$(SCENARIO)' not found)" >&2; exit 2; }
 	@p=$$(basename $$(dirname $(SCENARIO))); \
 	test -d projects/$$p || { echo "no project $$p for $(SCENARIO): expected projects/$$p" >&2; exit 2; }; \
-	mkdir -p out; (export CTRLBUGS_SCENARIO=$(abspath $(SCENARIO)) CTRLBUGS_SEED=$(SEED) CTRLBUGS_SHARD=$(SHARD) CTRLBUGS_TRACES=$(TRACES); \
+	mkdir -p out; \
+	if [ -n "$(RELEASE)" ]; then \
+	  (export CTRLBUGS_SEED=$(SEED) CTRLBUGS_SHARD=$(SHARD) CTRLBUGS_TRACES=$(TRACES); \
+	    cd engine && go run ./cmd/release-verify -root .. -scenario $(abspath $(SCENARIO)) -release '$(RELEASE)' 2>&1) | $(QUIET); \
+	  exit; \
+	fi; \
+	(export CTRLBUGS_SCENARIO=$(abspath $(SCENARIO)) CTRLBUGS_SEED=$(SEED) CTRLBUGS_SHARD=$(SHARD) CTRLBUGS_TRACES=$(TRACES); \
 	  $(call testbin,$$p,-test.run 'TestScenarios$$') 2>&1) | $(QUIET)
 
 record: check-finding
