@@ -14,7 +14,7 @@
 #   make bump-revert PROJECT=fluxcd    put a project's go.mod and go.sum back as committed
 #   make bump-check [PROJECT=fluxcd]   bump to newer served releases in scratch copies
 #   make engine-crcheck [CR=v] [KUBE=v]   the engine's tests on its pins and on the newest served controller-runtime v0.25.x (+ Kubernetes 1.37) in a scratch copy
-#   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all]   explore one scenario
+#   make explore SCENARIO=scenarios/fluxcd/x.json [SEED=n] [SHARD=i/n] [TRACES=all] [RELEASE=v…]   explore one scenario (on another release releases.json lists)
 #   make mermaid-check                 render every finding's timeline with the real Mermaid
 #   make findings-index                regenerate BUG-FINDINGS.md
 #   make migrate-scenarios [SCENARIO=path]   rewrite scenario files (default scenarios/*/*.json; a file or directory) into scenario schema v1
@@ -118,10 +118,16 @@ reproduce: check-finding
 # shard i/n of the search): a line per run with its verdicts, a summary, and
 # the first failing run's trace under out/explore/ with how to render it.
 explore:
-	@test -n "$(SCENARIO)" -a -f "$(SCENARIO)" || { echo "usage: make explore SCENARIO=scenarios/<project>/<name>.json [SEED=n] [SHARD=i/n] (file '$(SCENARIO)' not found)" >&2; exit 2; }
+	@test -n "$(SCENARIO)" -a -f "$(SCENARIO)" || { echo "usage: make explore SCENARIO=scenarios/<project>/<name>.json [SEED=n] [SHARD=i/n] [RELEASE=v…] (file '$(SCENARIO)' not found)" >&2; exit 2; }
 	@p=$$(basename $$(dirname $(SCENARIO))); \
 	test -d projects/$$p || { echo "no project $$p for $(SCENARIO): expected projects/$$p" >&2; exit 2; }; \
-	mkdir -p out; (export CTRLBUGS_SCENARIO=$(abspath $(SCENARIO)) CTRLBUGS_SEED=$(SEED) CTRLBUGS_SHARD=$(SHARD) CTRLBUGS_TRACES=$(TRACES); \
+	mkdir -p out; \
+	if [ -n "$(RELEASE)" ]; then \
+	  (export CTRLBUGS_SEED=$(SEED) CTRLBUGS_SHARD=$(SHARD) CTRLBUGS_TRACES=$(TRACES); \
+	    cd engine && go run ./cmd/release-verify -root .. -scenario $(abspath $(SCENARIO)) -release '$(RELEASE)' 2>&1) | $(QUIET); \
+	  exit; \
+	fi; \
+	(export CTRLBUGS_SCENARIO=$(abspath $(SCENARIO)) CTRLBUGS_SEED=$(SEED) CTRLBUGS_SHARD=$(SHARD) CTRLBUGS_TRACES=$(TRACES); \
 	  $(call testbin,$$p,-test.run 'TestScenarios$$') 2>&1) | $(QUIET)
 
 record: check-finding
@@ -212,7 +218,10 @@ migrate-scenarios:
 # sibling modules UPSTREAM's other lines declare, to the versions the new
 # release's go.mod requires (engine/cmd/bump-pin: one go get, tidy, then a
 # check that each moved module is where it was sent; "modules not aligned"
-# names the module and versions where that cannot be done). Then it rebuilds
+# names the module and versions where that cannot be done; a sibling the
+# release's go.mod does not require is dropped, as are the "drop" modules of
+# the project's releases.json entry for VERSION, whose "files" are put in
+# place; everything changed is saved first for bump-revert). Then it rebuilds
 # and vets the harness (failure: "harness broken"), re-runs every finding of
 # the project afresh (not by replay: a new upstream may legitimately take
 # other steps) and reports per finding: still reproduces / no longer
@@ -234,14 +243,20 @@ bump:
 	fi; rm -f $$log; \
 	echo "pin moved; review git diff projects/$(PROJECT)/go.mod, then re-record (make record) or revert (make bump-revert PROJECT=$(PROJECT))"
 
-# Goes back after a bump: puts projects/<name>/go.mod and go.sum back as
-# committed (git checkout -- both files), discarding any other change to
-# those two files too, and says so. Nothing else is touched: a bump's go get
-# may also have added lines to go.work.sum (harmless; see git diff).
+# Goes back after a bump: puts back every file make bump changed, as it was
+# before the first bump from the current commit (bump-pin saves them in
+# out/bump/<name>/ before changing any: projects/<name>/go.mod and go.sum,
+# go.work and go.work.sum, and the harness files a releases.json entry put
+# in place), and says which. With no such snapshot (none made, or made at
+# another commit) it puts projects/<name>/go.mod and go.sum back as
+# committed (git checkout -- both files) and says so.
 bump-revert:
 	@test -n "$(PROJECT)" -a -d "projects/$(PROJECT)" || { echo "usage: make bump-revert PROJECT=fluxcd" >&2; exit 2; }
-	git checkout -- projects/$(PROJECT)/go.mod projects/$(PROJECT)/go.sum
-	@echo "$(PROJECT): go.mod and go.sum are back as committed (git checkout -- projects/$(PROJECT)/go.mod projects/$(PROJECT)/go.sum)"
+	@mkdir -p out && (cd engine && go build -o ../out/bump-pin ./cmd/bump-pin) || { echo "make bump-revert: building engine/cmd/bump-pin failed" >&2; exit 2; }
+	@out/bump-pin -project '$(PROJECT)' -revert; rc=$$?; \
+	case $$rc in 0) ;; 4) git checkout -- projects/$(PROJECT)/go.mod projects/$(PROJECT)/go.sum && \
+	  echo "$(PROJECT): go.mod and go.sum are back as committed (git checkout -- projects/$(PROJECT)/go.mod projects/$(PROJECT)/go.sum)" ;; \
+	  *) exit $$rc ;; esac
 
 # Runs bump for newer releases of each project's upstream, each in a scratch
 # copy under the temporary directory (this tree is not changed), and reports

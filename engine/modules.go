@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
@@ -40,7 +41,28 @@ type Pinned struct {
 // the module cache directory of module (the project's main upstream, one
 // of mods or not). A module that is not downloaded is an error telling
 // the user to run `go mod download` in projects/<project>.
+//
+// Where the running binary's build info lists the modules it was built
+// with, the versions are taken from there instead (what ran, whatever the
+// go command would say now), and a module of mods it lacks is an error.
+// Test binaries carry no such list today (golang/go#33976, #76926: `go
+// test` records the main module only), so for them the go command's
+// answer stands: the same build list the binary was built from, as long
+// as go.mod and go.work are not edited between build and run.
 func PinnedUpstream(project, module string, mods ...string) (Pinned, error) {
+	p, err := pinnedCached(project, module, mods)
+	if err != nil {
+		return p, err
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && len(bi.Deps) > 0 {
+		if p.Versions, err = depVersions(bi, mods); err != nil {
+			return Pinned{}, err
+		}
+	}
+	return p, nil
+}
+
+func pinnedCached(project, module string, mods []string) (Pinned, error) {
 	all := append([]string{module}, mods...)
 	cache, key := pinnedCache(all)
 	if p, ok := readPinned(cache, key); ok {
@@ -51,6 +73,33 @@ func PinnedUpstream(project, module string, mods ...string) (Pinned, error) {
 		writePinned(cache, key, p)
 	}
 	return p, err
+}
+
+// depVersions returns the versions of mods in a binary's build info: a
+// dependency's version, or its replacement's where it is replaced (empty
+// for a directory replacement), as `go list -m` says.
+func depVersions(bi *debug.BuildInfo, mods []string) (map[string]string, error) {
+	deps := map[string]*debug.Module{}
+	for _, d := range bi.Deps {
+		deps[d.Path] = d
+	}
+	versions := map[string]string{}
+	var missing []string
+	for _, m := range mods {
+		d, ok := deps[m]
+		if !ok {
+			missing = append(missing, m)
+			continue
+		}
+		if d.Replace != nil {
+			d = d.Replace
+		}
+		versions[m] = d.Version
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: not in the binary's build info (not a module it was built with)", strings.Join(missing, ", "))
+	}
+	return versions, nil
 }
 
 // The go command's answer is a function of the build the test binary was

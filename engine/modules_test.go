@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -39,6 +40,27 @@ func TestPinnedUpstream(t *testing.T) {
 	}
 	if _, err := PinnedUpstream("engine", "example.com/not/a/dependency"); err == nil || !strings.Contains(err.Error(), "example.com/not/a/dependency") {
 		t.Errorf("a module outside the build list: error %v, want one naming it", err)
+	}
+}
+
+// The versions are the binary's build info's: a replaced module's is its
+// replacement's (empty for a directory), as `go list -m` would say.
+func TestDepVersionsHonoursReplace(t *testing.T) {
+	bi := &debug.BuildInfo{Deps: []*debug.Module{
+		{Path: "example.com/a", Version: "v1.2.3"},
+		{Path: "example.com/b", Version: "v1.0.0", Replace: &debug.Module{Path: "example.com/fork", Version: "v1.0.1-fork"}},
+		{Path: "example.com/c", Version: "v0.1.0", Replace: &debug.Module{Path: "../c"}},
+	}}
+	got, err := depVersions(bi, []string{"example.com/a", "example.com/b", "example.com/c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"example.com/a": "v1.2.3", "example.com/b": "v1.0.1-fork", "example.com/c": ""}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("versions %v, want %v", got, want)
+	}
+	if _, err := depVersions(bi, []string{"example.com/a", "example.com/z"}); err == nil || !strings.Contains(err.Error(), "example.com/z") {
+		t.Errorf("missing module: error %v, want one naming it", err)
 	}
 }
 

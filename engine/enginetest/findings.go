@@ -511,7 +511,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 	if mode == ModeReproduce || mode == ModeReplay {
 		if tr, err := trace.Read(bytes.NewReader(replayed)); err == nil && mode == ModeReproduce {
 			fmt.Print(trace.Story(tr, storyContext))
-			fmt.Printf("the whole timeline: make render TRACE=%s   (FROM=n TO=m for a stretch; MERMAID=1 for a sequence diagram)\n", f.Trace)
+			fmt.Printf("the whole timeline: %s   (FROM=n TO=m for a stretch; MERMAID=1 for a sequence diagram)\n", RenderCommand(f.Root, f.Abs(f.Trace)))
 		}
 		v := finding.Verdict{ID: f.ID, Line: finding.Reproduce, Claim: claim, Mismatch: mismatch, Trace: trace.Hash(replayed), Variants: variants}
 		if mismatch != "" {

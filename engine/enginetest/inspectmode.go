@@ -171,7 +171,7 @@ func serveInspect(t *testing.T, root string, rec *inspect.Recording, step, port 
 		return err
 	}
 	fmt.Printf("%s: serving %s at %s (read-only; Ctrl-C stops)\n", rec.ID, inspect.DescribeStep(s.Info()), url)
-	fmt.Printf("export KUBECONFIG=%s\n", kc)
+	fmt.Printf("export KUBECONFIG=%s\n", ShellQuote(kc))
 	fmt.Printf("time travel: curl -X POST '%s/ctrlbugs/step?n=%d' (or n=next, n=prev; or type a step number, n or p here); help: curl %s/ctrlbugs\n", url, min(step+1, rec.Steps()), url)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -21,3 +21,15 @@ func TestRunLine(t *testing.T) {
 		t.Errorf("two oracles:\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestUpstreamField(t *testing.T) {
+	got := UpstreamField(map[string]string{
+		"sigs.k8s.io/controller-runtime": "v0.24.1",
+		"sigs.k8s.io/cluster-api":        "v1.14.2",
+		"sigs.k8s.io/cluster-api/api":    "v1.14.2",
+	})
+	want := "upstream=cluster-api@v1.14.2,cluster-api/api@v1.14.2,controller-runtime@v0.24.1"
+	if got != want {
+		t.Errorf("UpstreamField = %q, want %q", got, want)
+	}
+}

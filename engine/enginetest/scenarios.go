@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,7 +258,7 @@ func full(t *testing.T, p *engine.Project, root, path string, scn *scenario.Scen
 	if s := d.FailingSummary(); s != "" {
 		by = " [by oracle: " + s + "]"
 	}
-	fmt.Printf("explore-all: %s/%s: %d runs, %d failing%s (%.1fs)\n", p.Name, d.File, d.Runs, d.Failing, by, time.Since(start).Seconds())
+	fmt.Printf("explore-all: %s/%s: %d runs, %d failing%s (%.1fs) %s\n", p.Name, d.File, d.Runs, d.Failing, by, time.Since(start).Seconds(), UpstreamField(p.Upstream))
 	if dir := os.Getenv(EnvDigest); dir != "" {
 		file := filepath.Join(dir, p.Name, d.File)
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
@@ -434,8 +435,12 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 	outDir := os.Getenv(EnvOut)
 	if outDir == "" {
 		outDir = filepath.Join(root, "out", "explore")
+	} else if abs, err := filepath.Abs(outDir); err == nil {
+		// Relative to the test's directory (projects/<name>), which the
+		// paths and commands printed for the repository root must not be.
+		outDir = abs
 	}
-	fmt.Printf("explore: %s (mode %s, seed %d, shard %d/%d)\n", rel(root, path), scn.Search.Mode, scn.Search.Seed, opts.Shard, max(opts.Shards, 1))
+	fmt.Printf("explore: %s (mode %s, seed %d, shard %d/%d) %s\n", rel(root, path), scn.Search.Mode, scn.Search.Seed, opts.Shard, max(opts.Shards, 1), UpstreamField(p.Upstream))
 	func() {
 		out, err := runAlone(t, scn, p, opts)
 		if err != nil {
@@ -448,7 +453,7 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 				if err := os.MkdirAll(outDir, 0o755); err == nil {
 					file := filepath.Join(outDir, scn.Name+"-"+sanitize(r.Label)+".trace.jsonl")
 					if err := os.WriteFile(file, r.Trace, 0o644); err == nil {
-						fmt.Printf("explore: its first run %q: trace written to %s (make render TRACE=%s)\n", r.Label, rel(root, file), rel(root, file))
+						fmt.Printf("explore: its first run %q: trace written to %s (%s)\n", r.Label, rel(root, file), RenderCommand(root, file))
 					}
 				}
 			}
@@ -488,7 +493,7 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 			if err := os.WriteFile(file, r.Trace, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			fmt.Printf("explore: first run not judged %q: trace written to %s (make render TRACE=%s)\n", r.Label, rel(root, file), rel(root, file))
+			fmt.Printf("explore: first run not judged %q: trace written to %s (%s)\n", r.Label, rel(root, file), RenderCommand(root, file))
 		}
 		if out.Divergence != nil {
 			fmt.Printf("explore: across runs: %s\n", out.Divergence.String())
@@ -515,7 +520,7 @@ func exploreOne(t *testing.T, p *engine.Project, root, path string) {
 				t.Fatal(err)
 			}
 			fmt.Printf("explore: first failing run %q: trace written to %s\n", r.Label, rel(root, file))
-			fmt.Printf("explore: render it: make render TRACE=%s   (STORY=3 the steps around what happened; MERMAID=1 a sequence diagram)\n", rel(root, file))
+			fmt.Printf("explore: render it: %s   (STORY=3 the steps around what happened; MERMAID=1 a sequence diagram)\n", RenderCommand(root, file))
 		}
 	}()
 }
@@ -534,4 +539,41 @@ func rel(root, p string) string {
 		return r
 	}
 	return p
+}
+
+// RenderCommand is the command that renders trace file, as printed for the
+// user to paste at the repository root (root): the file relative to root
+// where it lies under it, else absolute, quoted for the shell where it
+// needs to be. make exports GOTOOLCHAIN itself.
+func RenderCommand(root, file string) string {
+	return "make render TRACE=" + ShellQuote(rel(root, file))
+}
+
+// ShellQuote returns s as one word of a POSIX shell: unchanged when it has
+// nothing the shell would read specially, else in single quotes.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./@%+=:,-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// UpstreamField names the upstream versions a run ran, for a summary line:
+// "upstream=" and each module (its path without the host) "@" its version,
+// in path order, comma separated: upstream=fluxcd/source-controller@v1.9.3.
+func UpstreamField(up map[string]string) string {
+	mods := make([]string, 0, len(up))
+	for m := range up {
+		mods = append(mods, m)
+	}
+	sort.Strings(mods)
+	parts := make([]string, len(mods))
+	for i, m := range mods {
+		short := m
+		if _, rest, ok := strings.Cut(m, "/"); ok {
+			short = rest
+		}
+		parts[i] = short + "@" + up[m]
+	}
+	return "upstream=" + strings.Join(parts, ",")
 }

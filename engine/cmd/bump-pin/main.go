@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ctrlbugs/corpus/engine/internal/upstream"
@@ -41,6 +42,7 @@ const (
 	exitResolve    = 1
 	exitUsage      = 2
 	exitNotAligned = 3
+	exitNoSnapshot = 4
 )
 
 // alignedPrefix starts the line printed when the modules cannot be aligned
@@ -52,7 +54,40 @@ func alignedPrefix(project, at string) string {
 type bump struct {
 	project, module, version, dir string
 	siblings                      []string
-	stdout                        io.Writer
+	// drop are modules to drop from the project's go.mod (a releases.json
+	// entry's "drop"), besides the siblings the release does not require.
+	drop   []string
+	stdout io.Writer
+}
+
+// release is the part of a releases.json entry (see
+// engine/cmd/release-verify) a bump to its version applies: the
+// requirements it drops and the harness files it puts in place.
+type release struct {
+	Version string            `json:"version"`
+	Drop    []string          `json:"drop"`
+	Files   map[string]string `json:"files"`
+}
+
+// releaseEntry is the project's releases.json entry for version, if any.
+func releaseEntry(dir, version string) (*release, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "releases.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f struct{ Releases []release }
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("releases.json: %w", err)
+	}
+	for i := range f.Releases {
+		if f.Releases[i].Version == version {
+			return &f.Releases[i], nil
+		}
+	}
+	return nil, nil
 }
 
 func main() {
@@ -60,9 +95,23 @@ func main() {
 	project := flag.String("project", "", "the project (projects/<name>)")
 	version := flag.String("version", "", "the version to move the module to")
 	module := flag.String("module", "", "move this module of the project's build list instead of the upstream named in UPSTREAM (its siblings are then not moved)")
+	revert := flag.Bool("revert", false, "put back the files the project's bumps changed, from the snapshot the first of them saved (exit 4 if there is none for this commit)")
 	flag.Parse()
-	if *project == "" || *version == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: bump-pin -project name -version vX.Y.Z [-module path] [-root dir]")
+	if *revert && *project != "" && *version == "" && flag.NArg() == 0 {
+		files, err := restoreSnapshot(*root, *project)
+		if errors.Is(err, errNoSnapshot) {
+			fmt.Fprintf(os.Stderr, "bump-pin: %v\n", err)
+			os.Exit(exitNoSnapshot)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bump-pin:", err)
+			os.Exit(exitResolve)
+		}
+		fmt.Printf("%s: back as before make bump: %s\n", *project, strings.Join(files, " "))
+		return
+	}
+	if *project == "" || *version == "" || *revert || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: bump-pin -project name -version vX.Y.Z [-module path] [-root dir]\n       bump-pin -project name -revert [-root dir]")
 		os.Exit(exitUsage)
 	}
 	up, err := upstream.Read(*root, *project)
@@ -71,10 +120,44 @@ func main() {
 		os.Exit(exitUsage)
 	}
 	b := bump{project: *project, module: up.Main, version: *version, dir: filepath.Join(*root, "projects", *project), stdout: os.Stdout}
+	var rel *release
 	if m := strings.TrimSpace(*module); m == "" || m == up.Main {
 		b.siblings = up.Siblings
+		if rel, err = releaseEntry(b.dir, b.version); err != nil {
+			fmt.Fprintln(os.Stderr, "bump-pin:", err)
+			os.Exit(exitUsage)
+		}
 	} else {
 		b.module = m
+	}
+	pdir := filepath.Join("projects", b.project)
+	save := []string{filepath.Join(pdir, "go.mod"), filepath.Join(pdir, "go.sum"), "go.work", "go.work.sum"}
+	if rel != nil {
+		for to := range rel.Files {
+			save = append(save, filepath.Join(pdir, to))
+		}
+	}
+	kept, err := saveSnapshot(*root, b.project, save)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bump-pin: saving the files for make bump-revert:", err)
+		os.Exit(exitUsage)
+	}
+	if kept {
+		fmt.Printf("   (make bump-revert goes back to before the first bump from this commit: %s)\n", snapshotDir(*root, b.project))
+	}
+	if rel != nil {
+		for to, from := range rel.Files {
+			data, err := os.ReadFile(filepath.Join(b.dir, from))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(b.dir, to), data, 0o644)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bump-pin: releases.json %s files[%s]: %v\n", rel.Version, to, err)
+				os.Exit(exitUsage)
+			}
+			fmt.Printf("   projects/%s/%s replaced by %s (releases.json, %s)\n", b.project, to, from, rel.Version)
+		}
+		b.drop = rel.Drop
 	}
 	os.Exit(b.run())
 }
@@ -94,6 +177,8 @@ func (b bump) run() int {
 	}
 
 	moved := []modVersion{{b.module, b.version}}
+	var targets []target
+	var drops []string
 	if len(b.siblings) > 0 {
 		rel, errOut, err := query(at)
 		if err != nil {
@@ -106,9 +191,13 @@ func (b bump) run() int {
 			fmt.Fprintf(b.stdout, "%s: reading %s's go.mod: %v\n", b.project, at, err)
 			return exitResolve
 		}
-		targets, err := siblingTargets(b.module, b.version, mf, b.siblings)
-		if err != nil {
-			return notAligned(strings.Split(err.Error(), "\n")...)
+		var err2 error
+		targets, drops, err2 = siblingTargets(b.module, b.version, mf, b.siblings)
+		if err2 != nil {
+			return notAligned(strings.Split(err2.Error(), "\n")...)
+		}
+		for _, d := range drops {
+			fmt.Fprintf(b.stdout, "   sibling %s %s -> dropped: %s's go.mod does not require it\n", d, pinned(before, d), at)
 		}
 		var problems []string
 		var refused strings.Builder
@@ -141,6 +230,13 @@ func (b bump) run() int {
 	if err != nil {
 		return notAligned(strings.Split(err.Error(), "\n")...)
 	}
+	for _, d := range b.drop {
+		if !slices.Contains(drops, d) {
+			drops = append(drops, d)
+			fmt.Fprintf(b.stdout, "   %s dropped: releases.json's %s entry drops it\n", d, b.version)
+		}
+	}
+	edits = append(dropEdits(own, drops), edits...)
 	if len(edits) > 0 {
 		if err := b.goRun(append([]string{"mod", "edit"}, edits...)...); err != nil {
 			fmt.Fprintf(b.stdout, "%s: go mod edit %s: %v\n", b.project, strings.Join(edits, " "), err)

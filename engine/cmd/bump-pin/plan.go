@@ -84,16 +84,18 @@ const placeholder = "v0.0.0-00010101000000-"
 // requires is nominal (often a placeholder); the same tree is the sibling's
 // release at the same tag ("api/v1.2.3" is version v1.2.3 of the nested
 // module), tried first, then the required version. A sibling the release
-// does not require, or replaces with another module, is an error: the
-// declaration in UPSTREAM or the harness needs a person.
-func siblingTargets(mainPath, version string, mf modFile, siblings []string) ([]target, error) {
+// does not require (an older release, before upstream split the module
+// out) is dropped: returned in drops, for the project's go.mod to drop
+// too, as release-verify does for a release's "drop" list. A sibling the
+// release replaces with another module is an error: the harness needs a
+// person.
+func siblingTargets(mainPath, version string, mf modFile, siblings []string) (out []target, drops []string, err error) {
 	at := mainPath + "@" + version
-	var out []target
 	var errs []error
 	for _, s := range siblings {
 		req, ok := mf.required(s)
 		if !ok {
-			errs = append(errs, fmt.Errorf("%s: %s's go.mod does not require it (declared a sibling in UPSTREAM: remove it there or move it by hand with MODULE=)", s, at))
+			drops = append(drops, s)
 			continue
 		}
 		t := target{Path: s}
@@ -120,7 +122,30 @@ func siblingTargets(mainPath, version string, mf modFile, siblings []string) ([]
 		}
 		out = append(out, t)
 	}
-	return out, errors.Join(errs...)
+	return out, drops, errors.Join(errs...)
+}
+
+// dropEdits are the `go mod edit` flags that drop modules from the
+// project's go.mod: the requirement and any replace directive of the
+// project's own for the module.
+func dropEdits(project modFile, drops []string) []string {
+	var edits []string
+	for _, d := range drops {
+		if _, ok := project.required(d); ok {
+			edits = append(edits, "-droprequire="+d)
+		}
+		for _, r := range project.Replace {
+			if r.Old.Path != d {
+				continue
+			}
+			old := r.Old.Path
+			if r.Old.Version != "" {
+				old += "@" + r.Old.Version
+			}
+			edits = append(edits, "-dropreplace="+old)
+		}
+	}
+	return edits
 }
 
 // sameMajor reports whether version can be a version of the module path:

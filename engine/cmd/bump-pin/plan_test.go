@@ -60,6 +60,7 @@ func TestSiblingTargets(t *testing.T) {
 		requires, replace []string
 		siblings          []string
 		want              []want
+		wantDrops         []string
 		wantErr           []string
 	}{
 		{
@@ -117,22 +118,31 @@ func TestSiblingTargets(t *testing.T) {
 			want:     []want{{"a.io/lib", []string{"v1.0.0"}}},
 		},
 		{
-			name: "not required, replaced by a fork, placeholder outside the tree: every error at once",
+			name: "replaced by a fork, placeholder outside the tree: every error at once (the one not required dropped)",
 			main: "a.io/m", version: "v1.2.0",
 			requires: []string{"a.io/forked v1.0.0", "a.io/ph v0.0.0-00010101000000-000000000000"},
 			replace:  []string{"a.io/forked => b.io/fork v1.0.1", "a.io/ph => ../ph"},
 			siblings: []string{"a.io/gone", "a.io/forked", "a.io/ph"},
 			wantErr: []string{
-				"a.io/gone: a.io/m@v1.2.0's go.mod does not require it",
 				"a.io/forked: a.io/m@v1.2.0's go.mod replaces it with b.io/fork@v1.0.1",
 				"a.io/ph: a.io/m@v1.2.0's go.mod requires it at v0.0.0-00010101000000-000000000000 and replaces it with ../ph",
 			},
+		},
+		{
+			name: "crossplane v2.2.1: apis/v2 is not required by the release (split out later): dropped, the others moved",
+			main: xp, version: "v2.2.1", requires: []string{xpRuntime + " v2.2.1"},
+			siblings:  []string{xpRuntime, apis},
+			want:      []want{{xpRuntime, []string{"v2.2.1"}}},
+			wantDrops: []string{apis},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mf := modJSON(t, tt.main, tt.requires, tt.replace)
-			got, err := siblingTargets(tt.main, tt.version, mf, tt.siblings)
+			got, drops, err := siblingTargets(tt.main, tt.version, mf, tt.siblings)
+			if fmt.Sprint(drops) != fmt.Sprint(tt.wantDrops) && tt.wantErr == nil {
+				t.Errorf("drops %v, want %v", drops, tt.wantDrops)
+			}
 			if tt.wantErr != nil {
 				if err == nil {
 					t.Fatalf("no error; targets %+v", got)
@@ -288,5 +298,14 @@ func TestCheckPins(t *testing.T) {
 				t.Errorf("got %q\nwant %q", got, tt.out)
 			}
 		})
+	}
+}
+
+func TestDropEdits(t *testing.T) {
+	own := modJSON(t, "example.com/p", []string{"a.io/apis v1.0.0", "a.io/m v1.0.0"}, []string{"a.io/apis => a.io/apis v1.0.1"})
+	got := dropEdits(own, []string{"a.io/apis", "a.io/absent"})
+	want := []string{"-droprequire=a.io/apis", "-dropreplace=a.io/apis"}
+	if !slices.Equal(got, want) {
+		t.Errorf("dropEdits = %v, want %v", got, want)
 	}
 }

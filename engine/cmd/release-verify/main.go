@@ -30,6 +30,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -61,9 +62,26 @@ func main() {
 	root := flag.String("root", "..", "the repository root")
 	only := flag.String("finding", "", "only this finding (FINDING=)")
 	record := flag.Bool("record", false, "record each release's trace afresh and copy it into the repository")
+	scenario := flag.String("scenario", "", "instead of findings, explore this scenario file (scenarios/<project>/<name>.json) on -release (make explore RELEASE=)")
+	release := flag.String("release", "", "with -scenario: a release projects/<project>/releases.json lists")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *scenario != "" || *release != "" {
+		if *scenario == "" || *release == "" || *only != "" || *record {
+			fmt.Fprintln(os.Stderr, "usage: release-verify [-root dir] -scenario file -release vX.Y.Z")
+			os.Exit(2)
+		}
+		failed, err := exploreOn(ctx, *root, *scenario, *release)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "release-verify:", err)
+			os.Exit(2)
+		}
+		if failed {
+			os.Exit(1)
+		}
+		return
+	}
 	failed, err := run(ctx, *root, *only, *record)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "release-verify:", err)
@@ -187,72 +205,15 @@ func runJob(ctx context.Context, root, scratch, logs string, files []string, j j
 		return false, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	if err := repocopy.CopyTree(root, dir, files); err != nil {
-		return false, fmt.Errorf("scratch copy: %w", err)
-	}
-	pdir := filepath.Join(dir, "projects", j.project)
 	logPath := filepath.Join(logs, j.project+"@"+j.release.Version+".log")
 	var log bytes.Buffer
 	defer func() { _ = os.WriteFile(logPath, log.Bytes(), 0o644) }()
-	// The workspace's Go release, not the project's go line: the scratch
-	// build then shares the build cache with the workspace's builds.
-	gover, err := workspaceGo(root)
-	if err != nil {
-		return false, err
-	}
-	env := append(cleanEnv(os.Environ()), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=go"+gover)
-	step := func(name string, args ...string) error {
-		fmt.Fprintf(&log, "$ %s\n", strings.Join(append([]string{name}, args...), " "))
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir, cmd.Env = pdir, env
-		cmd.Stdout, cmd.Stderr = &log, &log
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%s %s: %v (log: %s)", name, strings.Join(args, " "), err, rel(root, logPath))
-		}
-		return nil
-	}
-	for to, from := range j.release.Files {
-		b, err := os.ReadFile(filepath.Join(pdir, from))
-		if err != nil {
-			return false, fmt.Errorf("releases.json files[%s]: %w", to, err)
-		}
-		if err := os.WriteFile(filepath.Join(pdir, to), b, 0o644); err != nil {
-			return false, err
-		}
-		fmt.Fprintf(&log, "# %s replaced by %s\n", to, from)
-	}
 	start := time.Now()
-	// The workspace's library versions first (gocmd.AlignArgs): the release
-	// then runs on the libraries the pinned release runs on, and its build
-	// shares the workspace's compiled packages instead of compiling
-	// nearly everything afresh (8 min on 2 cores with an empty cache).
-	ws, err := gocmd.BuildList(ctx, filepath.Join(root, "engine"), append(cleanEnv(os.Environ()), "GOTOOLCHAIN=go"+gover))
+	env, err := buildRelease(ctx, root, dir, files, j.project, j.release, &log, logPath)
 	if err != nil {
-		return false, fmt.Errorf("the workspace's build list: %w", err)
-	}
-	own, err := gocmd.BuildList(ctx, pdir, env)
-	if err != nil {
-		return false, fmt.Errorf("%s's build list (GOWORK=off): %w", j.project, err)
-	}
-	if align := gocmd.AlignArgs(ws, own); len(align) > 0 {
-		if err := step("go", append([]string{"mod", "edit"}, align...)...); err != nil {
-			return false, err
-		}
-	}
-	if err := step("go", append([]string{"get"}, j.release.Get...)...); err != nil {
 		return false, err
 	}
-	for _, d := range j.release.Drop {
-		if err := step("go", "mod", "edit", "-droprequire="+d); err != nil {
-			return false, err
-		}
-	}
-	if err := step("go", "mod", "tidy"); err != nil {
-		return false, err
-	}
-	if err := step("go", "build", "./..."); err != nil {
-		return false, err
-	}
+	pdir := filepath.Join(dir, "projects", j.project)
 	mode := "verify"
 	if record {
 		mode = "record"
@@ -310,6 +271,75 @@ func runJob(ctx context.Context, root, scratch, logs string, files []string, j j
 	return ok, nil
 }
 
+// buildRelease copies the repository (files) into dir and builds project
+// there at release, as releases.json says, logging each step to log; it
+// returns the environment the project's tests then run in.
+func buildRelease(ctx context.Context, root, dir string, files []string, project string, release Release, log io.Writer, logPath string) ([]string, error) {
+	if err := repocopy.CopyTree(root, dir, files); err != nil {
+		return nil, fmt.Errorf("scratch copy: %w", err)
+	}
+	pdir := filepath.Join(dir, "projects", project)
+	// The workspace's Go release, not the project's go line: the scratch
+	// build then shares the build cache with the workspace's builds.
+	gover, err := workspaceGo(root)
+	if err != nil {
+		return nil, err
+	}
+	env := append(cleanEnv(os.Environ()), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=go"+gover)
+	step := func(name string, args ...string) error {
+		fmt.Fprintf(log, "$ %s\n", strings.Join(append([]string{name}, args...), " "))
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir, cmd.Env = pdir, env
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s %s: %v (log: %s)", name, strings.Join(args, " "), err, rel(root, logPath))
+		}
+		return nil
+	}
+	for to, from := range release.Files {
+		b, err := os.ReadFile(filepath.Join(pdir, from))
+		if err != nil {
+			return nil, fmt.Errorf("releases.json files[%s]: %w", to, err)
+		}
+		if err := os.WriteFile(filepath.Join(pdir, to), b, 0o644); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(log, "# %s replaced by %s\n", to, from)
+	}
+	// The workspace's library versions first (gocmd.AlignArgs): the release
+	// then runs on the libraries the pinned release runs on, and its build
+	// shares the workspace's compiled packages instead of compiling
+	// nearly everything afresh (8 min on 2 cores with an empty cache).
+	ws, err := gocmd.BuildList(ctx, filepath.Join(root, "engine"), append(cleanEnv(os.Environ()), "GOTOOLCHAIN=go"+gover))
+	if err != nil {
+		return nil, fmt.Errorf("the workspace's build list: %w", err)
+	}
+	own, err := gocmd.BuildList(ctx, pdir, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s's build list (GOWORK=off): %w", project, err)
+	}
+	if align := gocmd.AlignArgs(ws, own); len(align) > 0 {
+		if err := step("go", append([]string{"mod", "edit"}, align...)...); err != nil {
+			return nil, err
+		}
+	}
+	if err := step("go", append([]string{"get"}, release.Get...)...); err != nil {
+		return nil, err
+	}
+	for _, d := range release.Drop {
+		if err := step("go", "mod", "edit", "-droprequire="+d); err != nil {
+			return nil, err
+		}
+	}
+	if err := step("go", "mod", "tidy"); err != nil {
+		return nil, err
+	}
+	if err := step("go", "build", "./..."); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
 // onRelease reads TestFindings's line for one of the findings ids
 // (finding.Verdict) and returns it with the release after the id; ok is
 // false for any other line.
@@ -320,6 +350,76 @@ func onRelease(line string, ids []string, release string) (id, withRelease strin
 	}
 	v.Release = release
 	return v.ID, v.String(), true
+}
+
+// exploreOn runs TestScenarios for one scenario file (CTRLBUGS_SCENARIO)
+// on a release of its project's upstream, built as for findings in a
+// scratch copy, its output passed through; traces go to the repository's
+// out/explore/ (CTRLBUGS_OUT, unless set). The seed, shard and traces
+// settings (CTRLBUGS_SEED, CTRLBUGS_SHARD, CTRLBUGS_TRACES) pass through
+// from the environment. failed is the go test's failure.
+func exploreOn(ctx context.Context, root, scenario, version string) (failed bool, err error) {
+	if root, err = filepath.Abs(root); err != nil {
+		return false, err
+	}
+	if scenario, err = filepath.Abs(scenario); err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(scenario); err != nil {
+		return false, err
+	}
+	project := filepath.Base(filepath.Dir(scenario))
+	rels, err := readReleases(root, project)
+	if err != nil {
+		return false, fmt.Errorf("%s: no other release to explore on: %w", project, err)
+	}
+	k := slices.IndexFunc(rels, func(r Release) bool { return r.Version == version })
+	if k < 0 {
+		var listed []string
+		for _, r := range rels {
+			listed = append(listed, r.Version)
+		}
+		return false, fmt.Errorf("projects/%s/releases.json does not list %s (it lists %s)", project, version, strings.Join(listed, ", "))
+	}
+	files, err := repocopy.RepoFiles(root)
+	if err != nil {
+		return false, err
+	}
+	scratch, err := os.MkdirTemp("", "ctrlbugs-release-explore-")
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = os.RemoveAll(scratch) }()
+	logs := filepath.Join(root, "out", "release-verify")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return false, err
+	}
+	logPath := filepath.Join(logs, project+"@"+version+"-explore.log")
+	var log bytes.Buffer
+	defer func() { _ = os.WriteFile(logPath, log.Bytes(), 0o644) }()
+	fmt.Printf("explore: building projects/%s at %s in a scratch copy (log: %s)\n", project, version, rel(root, logPath))
+	start := time.Now()
+	env, err := buildRelease(ctx, root, scratch, files, project, rels[k], &log, logPath)
+	if err != nil {
+		return false, err
+	}
+	fmt.Printf("explore: built in %s\n", time.Since(start).Round(time.Second))
+	out := os.Getenv("CTRLBUGS_OUT")
+	if out == "" {
+		out = filepath.Join(root, "out", "explore")
+	} else if out, err = filepath.Abs(out); err != nil {
+		return false, err
+	}
+	run := exec.CommandContext(ctx, "go", "test", "-v", "-vet=off", "-count=1", "-timeout=60m", "-run", "TestScenarios$", ".")
+	run.Dir = filepath.Join(scratch, "projects", project)
+	run.Env = append(gocmd.Without(env, "CTRLBUGS_SCENARIO", "CTRLBUGS_OUT"), "CTRLBUGS_SCENARIO="+scenario, "CTRLBUGS_OUT="+out, "CTRLBUGS_ROOT="+scratch)
+	run.Stdout, run.Stderr = io.MultiWriter(os.Stdout, &log), io.MultiWriter(os.Stdout, &log)
+	rerr := run.Run()
+	var exit *exec.ExitError
+	if rerr != nil && !errors.As(rerr, &exit) {
+		return false, fmt.Errorf("go test: %v", rerr)
+	}
+	return rerr != nil, nil
 }
 
 // workspaceGo returns go.work's go version ("1.26.9").

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,30 @@ func TestOnRelease(t *testing.T) {
 		if ok != (want != "") || got != want || (ok && id != "crossplane-2") {
 			t.Errorf("%q: got %q, %q, %v; want %q", line, id, got, ok, want)
 		}
+	}
+}
+
+// A scenario is explored only on a release its project's releases.json
+// lists; the refusal names the ones it does, before anything is copied.
+func TestExploreOnRefusesAnUnlistedRelease(t *testing.T) {
+	root := t.TempDir()
+	for file, body := range map[string]string{
+		"projects/p/releases.json": `{"releases": [{"version": "v1.0.0", "get": ["a.io/m@v1.0.0"]}]}`,
+		"scenarios/p/s.json":       `{}`,
+	} {
+		p := filepath.Join(root, filepath.FromSlash(file))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := exploreOn(context.Background(), root, filepath.Join(root, "scenarios", "p", "s.json"), "v2.0.0")
+	if err == nil || !strings.Contains(err.Error(), "does not list v2.0.0 (it lists v1.0.0)") {
+		t.Errorf("error %v, want one naming the listed releases", err)
+	}
+	if _, err := exploreOn(context.Background(), root, filepath.Join(root, "scenarios", "q", "s.json"), "v1.0.0"); err == nil {
+		t.Error("a scenario file that does not exist: no error")
 	}
 }
