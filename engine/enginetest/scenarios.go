@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -566,7 +565,7 @@ func UpstreamField(up map[string]string) string {
 	for m := range up {
 		mods = append(mods, m)
 	}
-	sort.Strings(mods)
+	slices.Sort(mods)
 	parts := make([]string, len(mods))
 	for i, m := range mods {
 		short := m

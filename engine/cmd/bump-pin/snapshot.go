@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -122,7 +122,7 @@ func restoreSnapshot(root, project string) ([]string, error) {
 	for f := range s.Files {
 		files = append(files, f)
 	}
-	sort.Strings(files)
+	slices.Sort(files)
 	for _, f := range files {
 		to := filepath.Join(root, filepath.FromSlash(f))
 		if !s.Files[f] {
