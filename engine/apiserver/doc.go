@@ -7,11 +7,17 @@
 // with the errors kube-apiserver would return (apierrors NotFound,
 // AlreadyExists, Conflict, Invalid, BadRequest, Forbidden).
 //
-// Every write takes one path (write.go, delete.go), shaped as
-// kube-apiserver's generic registry.Store: the kind's writeStrategy
-// (registry.go; kube-apiserver's own where linked.go links it) is asked
-// where kinds differ, and its after-write hook runs once the write is
-// reported (the apiextensions controllers for CRDs, crdlife.go). A caller
+// Every write takes one path (write.go, delete.go): the handler part
+// (decoding, namespace admission, system fields, the field manager), then
+// the storage part. For the linked built-in kinds, namespaces and custom
+// resources the storage part is kube's own REST storage for the kind
+// (registrystorage.go: the generic registry's Store with the kind's
+// strategies over kube's etcd3 storage over the engine's store); for the
+// others (Service, Event, CRDs, and every kind under an ablation) it is the
+// engine's restatement of that Store, asking the kind's writeStrategy
+// (registry.go) where kinds differ. The kind's after-write hook runs once
+// the write is reported (the apiextensions controllers for CRDs,
+// crdlife.go). A caller
 // learns what its calls wrote through Server.Track; observers (Observe)
 // see every write, the server's own included.
 //
