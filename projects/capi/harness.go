@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
+	addonsv1beta1 "sigs.k8s.io/cluster-api/api/addons/v1beta1"
+	addonsv1 "sigs.k8s.io/cluster-api/api/addons/v1beta2"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/core/reconcilers/cluster"
@@ -99,12 +101,13 @@ var providerCRDs = []*apiextensionsv1.CustomResourceDefinition{
 }
 
 // Scheme returns the scheme core/main.go builds (core/main.go:137-155),
-// minus the kinds of controllers not wired here (addons, runtime, ipam).
+// minus the kinds of controllers not wired here (runtime, ipam).
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, storagev1.AddToScheme,
 		clusterv1beta1.AddToScheme, clusterv1.AddToScheme,
+		addonsv1beta1.AddToScheme, addonsv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -163,6 +166,18 @@ func Project() (*ctrlbugs.Project, error) {
 				LeaderElection: &explore.LeaderElection{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
 					RetryPeriod: 2 * time.Second, Source: "cluster-api core/main.go:171-180, :369-396; --leader-elect in core/config/manager/manager.yaml:23"},
 			},
+			{
+				// The ClusterResourceSet and ClusterResourceSetBinding
+				// reconcilers (addons.go): main runs them in the core
+				// process; here a process of its own, so that a scenario
+				// selects them (and the core's scenarios stay as they are).
+				Name:       ProcessAddons,
+				Setup:      SetupAddons,
+				KnownGates: featuregates.Known(feature.MutableGates),
+				ManagerFor: func(context.Context) ctrlsim.ManagerOptions { return addonsManager(scheme) },
+				LeaderElection: &explore.LeaderElection{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
+					RetryPeriod: 2 * time.Second, Source: "cluster-api core/main.go:171-180, :369-396; --leader-elect in core/config/manager/manager.yaml:23"},
+			},
 			{Name: ProcessInfra, Setup: SetupInfraStub, Manager: stubManager()},
 			{Name: ProcessBootstrap, Setup: SetupBootstrapStub, Manager: stubManager()},
 			{Name: ProcessControlPlane, Setup: SetupControlPlaneStub, Manager: stubManager()},
@@ -185,8 +200,10 @@ func Project() (*ctrlbugs.Project, error) {
 // process-wide informer-name registry and panics if the name is still
 // held, and in the engine every start (a run's, a restart's) shares one
 // OS process with the starts before it. Releasing every name first is
-// what a new OS process starts with; runs are sequential and no other
-// process of this harness registers a name.
+// what a new OS process starts with; runs are sequential, and the only
+// other process of this harness that registers names (capi-addons,
+// addonsManager) releases them the same way at its own start and uses a
+// name of its own, so no order of starts finds a name held.
 func coreManager(scheme *runtime.Scheme) ctrlsim.ManagerOptions {
 	toolscache.ResetInformerNamesForTesting()
 	cacheOpts := setup.ManagerCacheOptions(scheme, controllerName, "", syncPeriod)
@@ -230,6 +247,15 @@ func install(srv *apiserver.Server, moduleDir string) error {
 		crds = append(crds, cs...)
 	}
 	crds = append(crds, providerCRDs...)
+	// The addons CRDs are served, not created as objects: the
+	// ClusterResourceSet reconcilers read no CRD object, and a CRD object
+	// more in the store would move every resourceVersion of the core's
+	// scenarios (addons.go).
+	for _, f := range addonsCRDs {
+		if err := srv.InstallCRDFile(filepath.Join(moduleDir, "core", "config", "crd", "bases", f)); err != nil {
+			return err
+		}
+	}
 	for _, crd := range crds {
 		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
 		if err != nil {
@@ -267,8 +293,9 @@ var unhonouredGates = map[string]string{
 //
 //   - the ClusterCache is the engine's (clustercache.go), not
 //     clustercache.SetupWithManager's, which dials workload clusters;
-//   - the CRD migrator, ClusterResourceSet(Binding), MachinePool and the
-//     partial Secret cache are not wired; ClusterClass, topology and
+//   - the CRD migrator, MachinePool and the partial Secret cache are not
+//     wired; ClusterResourceSet(Binding) run in a process of their own
+//     (addons.go); ClusterClass, topology and
 //     ExtensionConfig are off by default (ClusterTopology, RuntimeSDK);
 //   - webhooks are not served (the engine's API server runs no admission).
 func Setup(ctx context.Context, mgr *ctrlsim.Manager) error {
