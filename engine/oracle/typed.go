@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,6 +28,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
+
+	"github.com/ctrlbugs/corpus/engine/internal/editdist"
 )
 
 // Typed checking: an expression's objects typed by their kinds' schemas.
@@ -448,7 +451,7 @@ func (s *Schemas) checkTyped(env *cel.Env, parsed *cel.Ast, calls map[string]typ
 	roots := map[string]schema.GroupVersionKind{}
 	var opts []cel.EnvOption
 	str := cel.StringType
-	names := mapsKeys(calls)
+	names := slices.Collect(maps.Keys(calls))
 	slices.Sort(names)
 	for _, name := range names {
 		c := calls[name]
@@ -584,7 +587,7 @@ func describeMiss(p *apiservercel.DeclTypeProvider, roots map[string]schema.Grou
 			if u, ok := apiservercel.Unescape(name); ok {
 				name = u
 			}
-			if editDistance(strings.ToLower(name), strings.ToLower(m.field)) <= 2 {
+			if editdist.Levenshtein(strings.ToLower(name), strings.ToLower(m.field)) <= 2 {
 				near = append(near, at(name))
 			}
 		}
@@ -653,33 +656,4 @@ func walkExpr(e celast.Expr, f func(celast.Expr)) {
 		walkExpr(c.LoopStep(), f)
 		walkExpr(c.Result(), f)
 	}
-}
-
-func mapsKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -19,6 +19,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ctrlbugs/corpus/engine/internal/editdist"
 	"github.com/ctrlbugs/corpus/engine/perturb"
 )
 
@@ -286,7 +287,7 @@ func unknownFieldMsg(k string, fields map[string]reflect.StructField) string {
 	// The nearest names, within two edits (case ignored).
 	var near []string
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		if editDistance(strings.ToLower(name), strings.ToLower(k)) <= 2 {
+		if editdist.Levenshtein(strings.ToLower(name), strings.ToLower(k)) <= 2 {
 			near = append(near, fmt.Sprintf("%q", name))
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/ctrlbugs/corpus/engine/internal/editdist"
 	"github.com/ctrlbugs/corpus/engine/oracle"
 )
 
@@ -286,7 +287,7 @@ func (v *validator) closeKinds(gvk schema.GroupVersionKind) []schema.GroupVersio
 	var out []schema.GroupVersionKind
 	for _, k := range v.known.Kinds {
 		sameKind := k.Group == gvk.Group && k.Kind == gvk.Kind
-		near := k.GroupVersion() == gvk.GroupVersion() && editDistance(strings.ToLower(k.Kind), strings.ToLower(gvk.Kind)) <= 2
+		near := k.GroupVersion() == gvk.GroupVersion() && editdist.Levenshtein(strings.ToLower(k.Kind), strings.ToLower(gvk.Kind)) <= 2
 		if (sameKind || near) && !slices.Contains(out, k) {
 			out = append(out, k)
 		}
@@ -295,25 +296,4 @@ func (v *validator) closeKinds(gvk schema.GroupVersionKind) []schema.GroupVersio
 		return strings.Compare(fmt.Sprintf("'%s', '%s'", a.GroupVersion().String(), a.Kind), fmt.Sprintf("'%s', '%s'", b.GroupVersion().String(), b.Kind))
 	})
 	return out
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
