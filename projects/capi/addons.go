@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/cluster-api/core/reconcilers/clusterresourceset"
 	"sigs.k8s.io/cluster-api/core/reconcilers/clusterresourcesetbinding"
 	"sigs.k8s.io/cluster-api/core/setup"
@@ -40,19 +39,9 @@ const addonsControllerName = controllerName + "-addons"
 
 // addonsManager is coreManager's options (core/main.go:369-396) for the
 // addons process: the same client options (ConfigMaps and Secrets read
-// live) and cache options.
+// live) and cache options, under the process's own informer name.
 func addonsManager(scheme *runtime.Scheme) ctrlsim.ManagerOptions {
-	toolscache.ResetInformerNamesForTesting()
-	cacheOpts := setup.ManagerCacheOptions(scheme, addonsControllerName, "", syncPeriod)
-	clientOpts := setup.ManagerClientOptions()
-	return ctrlsim.ManagerOptions{
-		ClientQPS:         100,
-		ClientBurst:       200,
-		Uncached:          clientOpts.Cache.DisableFor,
-		CacheUnstructured: clientOpts.Cache.Unstructured,
-		SyncPeriod:        syncPeriod,
-		UpstreamCache:     &cacheOpts,
-	}
+	return managerOptions(scheme, addonsControllerName)
 }
 
 // SetupAddons does what core/main.go's setupReconcilers does for the

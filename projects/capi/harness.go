@@ -205,8 +205,14 @@ func Project() (*ctrlbugs.Project, error) {
 // addonsManager) releases them the same way at its own start and uses a
 // name of its own, so no order of starts finds a name held.
 func coreManager(scheme *runtime.Scheme) ctrlsim.ManagerOptions {
+	return managerOptions(scheme, controllerName)
+}
+
+// managerOptions are core/main.go's manager options with informers named
+// name (coreManager, addonsManager).
+func managerOptions(scheme *runtime.Scheme, name string) ctrlsim.ManagerOptions {
 	toolscache.ResetInformerNamesForTesting()
-	cacheOpts := setup.ManagerCacheOptions(scheme, controllerName, "", syncPeriod)
+	cacheOpts := setup.ManagerCacheOptions(scheme, name, "", syncPeriod)
 	clientOpts := setup.ManagerClientOptions()
 	return ctrlsim.ManagerOptions{
 		// --kube-api-qps and --kube-api-burst's defaults

@@ -119,19 +119,11 @@ func run(ctx context.Context, root, only string, record bool) (failed bool, err 
 		}
 		return false, nil
 	}
-	files, err := repocopy.RepoFiles(root)
-	if err != nil {
-		return false, err
-	}
-	scratch, err := os.MkdirTemp("", "ctrlbugs-release-verify-")
+	files, scratch, logs, err := workspace(root, "ctrlbugs-release-verify-")
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = os.RemoveAll(scratch) }()
-	logs := filepath.Join(root, "out", "release-verify")
-	if err := os.MkdirAll(logs, 0o755); err != nil {
-		return false, err
-	}
 	for _, j := range jobs {
 		ok, err := runJob(ctx, root, scratch, logs, files, j, record, all)
 		if err != nil {
@@ -381,19 +373,11 @@ func exploreOn(ctx context.Context, root, scenario, version string) (failed bool
 		}
 		return false, fmt.Errorf("projects/%s/releases.json does not list %s (it lists %s)", project, version, strings.Join(listed, ", "))
 	}
-	files, err := repocopy.RepoFiles(root)
-	if err != nil {
-		return false, err
-	}
-	scratch, err := os.MkdirTemp("", "ctrlbugs-release-explore-")
+	files, scratch, logs, err := workspace(root, "ctrlbugs-release-explore-")
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = os.RemoveAll(scratch) }()
-	logs := filepath.Join(root, "out", "release-verify")
-	if err := os.MkdirAll(logs, 0o755); err != nil {
-		return false, err
-	}
 	logPath := filepath.Join(logs, project+"@"+version+"-explore.log")
 	var log bytes.Buffer
 	defer func() { _ = os.WriteFile(logPath, log.Bytes(), 0o644) }()
@@ -447,4 +431,22 @@ func rel(root, path string) string {
 		return r
 	}
 	return path
+}
+
+// workspace lists the repository's files to copy into a release's scratch
+// build, makes the scratch directory (prefix: its name's start; the caller
+// removes it) and the log directory out/release-verify.
+func workspace(root, prefix string) (files []string, scratch, logs string, err error) {
+	if files, err = repocopy.RepoFiles(root); err != nil {
+		return nil, "", "", err
+	}
+	if scratch, err = os.MkdirTemp("", prefix); err != nil {
+		return nil, "", "", err
+	}
+	logs = filepath.Join(root, "out", "release-verify")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		_ = os.RemoveAll(scratch)
+		return nil, "", "", err
+	}
+	return files, scratch, logs, nil
 }
