@@ -513,10 +513,12 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 			fmt.Print(trace.Story(tr, storyContext))
 			fmt.Printf("the whole timeline: %s   (FROM=n TO=m for a stretch; MERMAID=1 for a sequence diagram)\n", RenderCommand(f.Root, f.Abs(f.Trace)))
 		}
-		v := finding.Verdict{ID: f.ID, Line: finding.Reproduce, Claim: claim, Mismatch: mismatch, Trace: trace.Hash(replayed), Variants: variants}
+		v := finding.Verdict{ID: f.ID, Line: finding.Reproduce, Claim: claim, Mismatch: mismatch, Trace: trace.Hash(replayed), Variants: variants,
+			Upstream: UpstreamModules(p.Upstream)}
 		if mismatch != "" {
-			// The mismatch line names neither the trace nor the variants.
-			v.Trace, v.Variants = "", nil
+			// The mismatch line names neither the trace, the variants nor
+			// the upstream.
+			v.Trace, v.Variants, v.Upstream = "", nil, ""
 		}
 		fmt.Println(v)
 		if !v.OK() {
@@ -543,7 +545,7 @@ func runFinding(t *testing.T, p *engine.Project, f *finding.Finding, mode string
 		}
 	}
 	v := finding.Verdict{ID: f.ID, Line: finding.Verify, Claim: claim, Mismatch: mismatch, Variants: variants,
-		Control: control, Also: alsoRuns(t, p, f), Trace: trace.Hash(replayed)}
+		Control: control, Also: alsoRuns(t, p, f), Trace: trace.Hash(replayed), Upstream: UpstreamModules(p.Upstream)}
 	if mismatch != "" {
 		v.Claim = "" // the line shows the mismatch in its place
 	}

@@ -558,9 +558,14 @@ func ShellQuote(s string) string {
 }
 
 // UpstreamField names the upstream versions a run ran, for a summary line:
-// "upstream=" and each module (its path without the host) "@" its version,
-// in path order, comma separated: upstream=fluxcd/source-controller@v1.9.3.
+// "upstream=" and UpstreamModules: upstream=fluxcd/source-controller@v1.9.3.
 func UpstreamField(up map[string]string) string {
+	return "upstream=" + UpstreamModules(up)
+}
+
+// UpstreamModules lists each upstream module (its path without the host)
+// "@" its version, in path order, comma separated.
+func UpstreamModules(up map[string]string) string {
 	mods := make([]string, 0, len(up))
 	for m := range up {
 		mods = append(mods, m)
@@ -574,5 +579,5 @@ func UpstreamField(up map[string]string) string {
 		}
 		parts[i] = short + "@" + up[m]
 	}
-	return "upstream=" + strings.Join(parts, ",")
+	return strings.Join(parts, ",")
 }

@@ -25,10 +25,10 @@ import (
 //
 //	Broken     <id>: HARNESS-BROKEN <detail>
 //	Recorded   <id>: recorded <file> (<n> bytes) trace=<hash>
-//	Reproduce  <id>: <claim> as recorded trace=<hash>[ variants=<ok>/<n>]
+//	Reproduce  <id>: <claim> as recorded trace=<hash>[ variants=<ok>/<n>][ upstream=<modules>]
 //	           <id>: MISMATCH with the recorded <claim>: <mismatch>
-//	Verify     <id> <claim>[ variants=<ok>/<n>] control=<control>[ also=<label>:[digest:]<result>,…] trace=<hash>
-//	           <id> MISMATCH(<mismatch>)[ variants=<ok>/<n>] control=… trace=<hash>
+//	Verify     <id> <claim>[ variants=<ok>/<n>] control=<control>[ also=<label>:[digest:]<result>,…] trace=<hash>[ upstream=<modules>]
+//	           <id> MISMATCH(<mismatch>)[ variants=<ok>/<n>] control=… trace=<hash>[ upstream=<modules>]
 //	Bump       <id>: <bump result>[ <scope>][: <detail>]
 //
 // Parse(v.String()) == v for every Verdict whose fields the line shows (a
@@ -68,6 +68,11 @@ type Verdict struct {
 	// Runs, on a Bump line, is the scope of a holds claim checked on one
 	// search: "(oracle holds in all <n> runs)".
 	Runs *int
+	// Upstream, on a Reproduce (not a mismatch) or Verify line, names the
+	// upstream module versions the check ran, as explore's run lines do:
+	// "<module without host>@<version>", comma separated, in path order
+	// (enginetest.UpstreamField). Empty: not printed.
+	Upstream string
 }
 
 // Line says which line a Verdict is: which mode printed it.
@@ -220,7 +225,7 @@ func (v Verdict) String() string {
 		if v.Mismatch != "" {
 			return fmt.Sprintf("%s: MISMATCH with the recorded %s: %s", id, v.Claim, v.Mismatch)
 		}
-		return fmt.Sprintf("%s: %s as recorded trace=%s%s", id, v.Claim, v.Trace, variants)
+		return fmt.Sprintf("%s: %s as recorded trace=%s%s%s", id, v.Claim, v.Trace, variants, v.upstream())
 	case Verify:
 		observed := v.Claim
 		if v.Mismatch != "" {
@@ -234,7 +239,7 @@ func (v Verdict) String() string {
 			}
 			also = " also=" + strings.Join(parts, ",")
 		}
-		return fmt.Sprintf("%s %s%s control=%s%s trace=%s", id, observed, variants, v.Control, also, v.Trace)
+		return fmt.Sprintf("%s %s%s control=%s%s trace=%s%s", id, observed, variants, v.Control, also, v.Trace, v.upstream())
 	case Bump:
 		s := id + ": " + v.Bump.String()
 		if v.Bump != BumpHarnessBroken {
@@ -248,6 +253,14 @@ func (v Verdict) String() string {
 		return s
 	}
 	return fmt.Sprintf("%s: unknown verdict line %d", id, v.Line)
+}
+
+// upstream is the line's upstream field with its leading space, or "".
+func (v Verdict) upstream() string {
+	if v.Upstream == "" {
+		return ""
+	}
+	return " upstream=" + v.Upstream
 }
 
 func (a Also) result() string {
@@ -272,9 +285,9 @@ var (
 	lineID = regexp.MustCompile(`^` + idPattern + `(:? )`)
 
 	recordedLine  = regexp.MustCompile(`^recorded (.*) \((\d+) bytes\) trace=(\S+)$`)
-	reproducedRe  = regexp.MustCompile(`^([A-Z-]*) as recorded trace=(\S+)(?: variants=(\d+)/(\d+))?$`)
+	reproducedRe  = regexp.MustCompile(`^([A-Z-]*) as recorded trace=(\S+?)(?: variants=(\d+)/(\d+))?(?: upstream=(\S+))?$`)
 	mismatchRe    = regexp.MustCompile(`^MISMATCH with the recorded ([A-Z-]*): (.*)$`)
-	verifyRe      = regexp.MustCompile(`^(MISMATCH\((.*?)\)|[A-Z-]*)(?: variants=(\d+)/(\d+))? control=(.*?)(?: also=(\S+))? trace=(\S+)$`)
+	verifyRe      = regexp.MustCompile(`^(MISMATCH\((.*?)\)|[A-Z-]*)(?: variants=(\d+)/(\d+))? control=(.*?)(?: also=(\S+))? trace=(\S+?)(?: upstream=(\S+))?$`)
 	variantsScope = regexp.MustCompile(`^ variants=(\d+)/(\d+)`)
 	runsScope     = regexp.MustCompile(`^ \(oracle holds in all (\d+) runs\)`)
 	alsoSplit     = regexp.MustCompile(`,([A-Za-z0-9][A-Za-z0-9.-]*):`)
@@ -316,7 +329,7 @@ func Parse(line string) (Verdict, error) {
 			v.Claim = vm[1]
 		}
 		v.Variants = count(vm[3], vm[4])
-		v.Control, v.Trace = vm[5], vm[7]
+		v.Control, v.Trace, v.Upstream = vm[5], vm[7], vm[8]
 		if vm[6] != "" {
 			v.Also = parseAlso(vm[6])
 		}
@@ -346,7 +359,7 @@ func Parse(line string) (Verdict, error) {
 		return v, nil
 	}
 	if rm := reproducedRe.FindStringSubmatch(rest); rm != nil {
-		v.Line, v.Claim, v.Trace, v.Variants = Reproduce, rm[1], rm[2], count(rm[3], rm[4])
+		v.Line, v.Claim, v.Trace, v.Variants, v.Upstream = Reproduce, rm[1], rm[2], count(rm[3], rm[4]), rm[5]
 		return v, nil
 	}
 	// Bump: the result's wording, then the scope and the detail.
