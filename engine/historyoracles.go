@@ -26,7 +26,7 @@ func compileHistoryOracle(scn *scenario.Scenario, cfg *explore.Config, i int, co
 		}
 		var pred *oracle.WritePredicate
 		if o.Type == oracle.TypeConventions {
-			pred, err = oracle.CompileConventions(sel)
+			pred, err = oracle.CompileConventions(sel, o.TransitionOn)
 		} else {
 			pred, err = oracle.CompileWrite(sel, o.Expr)
 		}

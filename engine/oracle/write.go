@@ -92,9 +92,10 @@ func DefineWrite(sel WriteSelector, expr string) string {
 }
 
 // DefineConventions is the definition of a conventions oracle:
-// "conventions: <ConventionsExpr>", or "conventions <selector>: ...".
-func DefineConventions(sel WriteSelector) string {
-	return TypeConventions + strings.TrimPrefix(DefineWrite(sel, ConventionsExpr()), TypeWrite)
+// "conventions: <ConventionsExpr(transitionOn)>", or "conventions
+// <selector>: ...".
+func DefineConventions(sel WriteSelector, transitionOn string) string {
+	return TypeConventions + strings.TrimPrefix(DefineWrite(sel, ConventionsExpr(transitionOn)), TypeWrite)
 }
 
 // WritePredicate is a compiled write oracle: a selector and a CEL
@@ -159,7 +160,7 @@ func CheckWriteCEL(expr string) error {
 // Def is the predicate's definition ([DefineWrite]).
 func (p *WritePredicate) Def() string {
 	if p.typ == TypeConventions {
-		return DefineConventions(p.sel)
+		return TypeConventions + strings.TrimPrefix(DefineWrite(p.sel, p.expr), TypeWrite)
 	}
 	return DefineWrite(p.sel, p.expr)
 }
@@ -317,10 +318,11 @@ func judgeWrite(s Spec, r *Records) Verdict {
 		v.Type = TypeWrite
 	}
 	head, expr, ok := strings.Cut(s.Def, ": ")
-	if !ok || (head != v.Type && !strings.HasPrefix(head, v.Type+" ")) || (v.Type == TypeConventions && expr != ConventionsExpr()) {
+	transitionOn, isConventions := transitionRuleOf(expr)
+	if !ok || (head != v.Type && !strings.HasPrefix(head, v.Type+" ")) || (v.Type == TypeConventions && !isConventions) {
 		want := DefineWrite(WriteSelector{}, "<expression>")
 		if v.Type == TypeConventions {
-			want = DefineConventions(WriteSelector{})
+			want = DefineConventions(WriteSelector{}, TransitionOnStatus) + " (or transitionOn " + TransitionOnCondition + "'s)"
 		}
 		v.Err = fmt.Sprintf("definition %q: want %q", s.Def, want)
 		return v
@@ -364,7 +366,7 @@ func judgeWrite(s Spec, r *Records) Verdict {
 	case f.Err != "" || err != nil || holds:
 		v.Err = fmt.Sprintf("the records disagree with the predicate on %s: recorded %s, now %s", f.describe(), outcome(false, f.Err), outcome(holds, errString(err)))
 	case v.Type == TypeConventions:
-		v.Evidence = fmt.Sprintf("%s breaks: %s%s", f.describe(), strings.Join(brokenConventions(f.write()), "; "), more)
+		v.Evidence = fmt.Sprintf("%s breaks: %s%s", f.describe(), strings.Join(brokenConventions(f.write(), transitionOn), "; "), more)
 	default:
 		v.Evidence = fmt.Sprintf("false on %s: %s%s", f.describe(), expr, more)
 	}

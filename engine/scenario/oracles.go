@@ -27,6 +27,7 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 	only("window", oracle.TypeQuiescence, o.Window != nil)
 	only("maxWrites", oracle.TypeQuiescence, o.MaxWrites != 0)
 	only("hashTimestamps", oracle.TypeNonConvergence, o.HashTimestamps)
+	only("transitionOn", oracle.TypeConventions, o.TransitionOn != "")
 	switch o.Type {
 	case oracle.TypeWrite:
 		if o.Scope != "" {
@@ -42,6 +43,9 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 		v.writeSelect(field, o.Select)
 	case oracle.TypeConventions:
 		v.writeSelect(field, o.Select)
+		if o.TransitionOn != "" && !slices.Contains(oracle.TransitionRules, o.TransitionOn) {
+			v.add(join(field, "transitionOn"), oneOf("transitionOn", o.TransitionOn, oracle.TransitionRules))
+		}
 	case oracle.TypeLiveness:
 		v.writeSelect(field, o.Select)
 		switch {

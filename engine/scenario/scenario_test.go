@@ -316,6 +316,7 @@ func malformedCases() []malformedCase {
 		{name: "window on a panic oracle", mut: set("oracles[1].window", "1m"), field: "oracles[1].window", msg: "only for type quiescence", schema: true},
 		{name: "maxWrites on a panic oracle", mut: set("oracles[1].maxWrites", 3), field: "oracles[1].maxWrites", msg: "only for type quiescence", schema: true},
 		{name: "hashTimestamps on a panic oracle", mut: set("oracles[1].hashTimestamps", true), field: "oracles[1].hashTimestamps", msg: "only for type nonConvergence", schema: true},
+		{name: "transitionOn on a panic oracle", mut: set("oracles[1].transitionOn", "condition"), field: "oracles[1].transitionOn", msg: "only for type conventions", schema: true},
 
 		// Manifests.
 		{name: "missing manifest file", mut: set("manifests", []any{"manifests/missing.yaml"}), field: "manifests[0]", msg: "no such file"},

@@ -459,6 +459,14 @@ type Oracle struct {
 	// their timestamps kept (nonConvergence only): a loop that rewrites
 	// only a timestamp between two values is then a cycle.
 	HashTimestamps bool `json:"hashTimestamps,omitempty"`
+	// TransitionOn is the rule a conventions oracle holds a condition's
+	// lastTransitionTime to (conventions only): "status" (the default:
+	// it changes only when the condition's status does, as
+	// api-conventions.md defines it) or "condition" (only when some other
+	// field of the condition does: the rule of upstreams whose condition
+	// helpers stamp a new time when a reason or message changes; the
+	// scenario says which and where).
+	TransitionOn string `json:"transitionOn,omitempty"`
 }
 
 // WriteSelect picks the writes a write oracle judges: every field that is
