@@ -100,6 +100,16 @@ var providerCRDs = []*apiextensionsv1.CustomResourceDefinition{
 	builder.TestControlPlaneCRD,
 }
 
+// remediationCRDs are an external remediation provider's kinds, upstream's
+// generic test CRDs (util/test/builder/remediation.go):
+// GenericExternalRemediationTemplate and GenericExternalRemediation
+// (remediation.external.io/v1beta2). No process reconciles them: a
+// scenario's user plays the remediation provider.
+var remediationCRDs = []*apiextensionsv1.CustomResourceDefinition{
+	builder.GenericRemediationTemplateCRD,
+	builder.GenericRemediationCRD,
+}
+
 // Scheme returns the scheme core/main.go builds (core/main.go:137-155),
 // minus the kinds of controllers not wired here (runtime, ipam).
 func Scheme() (*runtime.Scheme, error) {
@@ -260,6 +270,18 @@ func install(srv *apiserver.Server, moduleDir string) error {
 	for _, f := range addonsCRDs {
 		if err := srv.InstallCRDFile(filepath.Join(moduleDir, "core", "config", "crd", "bases", f)); err != nil {
 			return err
+		}
+	}
+	// The external remediation kinds (upstream's generic test CRDs,
+	// util/test/builder/remediation.go) are served the same way: a
+	// MachineHealthCheck's spec.remediation.templateRef names its
+	// apiVersion and kind, and the reconciler reads the template and
+	// creates and deletes requests (machinehealthcheck_controller.go:
+	// 416-575) with no CRD object read; served only, so the core's
+	// scenarios keep their resourceVersions.
+	for _, crd := range remediationCRDs {
+		if err := srv.InstallCRD(crd.DeepCopy()); err != nil {
+			return fmt.Errorf("CRD %s: %w", crd.Name, err)
 		}
 	}
 	for _, crd := range crds {
