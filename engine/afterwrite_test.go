@@ -18,6 +18,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 )
 
 // markerProject is one process, "marker", with two controllers sharing
@@ -173,7 +174,7 @@ func TestPreemptAfterWrite(t *testing.T) {
 		if kerr != nil {
 			t.Fatal(kerr)
 		}
-		err = scn.Validate(known)
+		err = validate.Scenario(scn, known)
 	}
 	if err == nil || !strings.Contains(err.Error(), "afterWrite") {
 		t.Errorf("a crash with afterWrite: error %v, want one naming afterWrite", err)

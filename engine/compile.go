@@ -183,7 +183,7 @@ func Compile(scn *scenario.Scenario, p *Project, opts Options) (*explore.Config,
 		for i := range scn.Perturbations {
 			pb := &scn.Perturbations[i]
 			field := fmt.Sprintf("perturbations[%d]", i)
-			spec := pb.Spec()
+			spec := perturb.FromScenario(pb)
 			from, err := compileTrigger(scn, field+".from", pb.From)
 			if err != nil {
 				return nil, nil, err

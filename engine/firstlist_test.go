@@ -6,6 +6,7 @@ import (
 
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -121,7 +122,7 @@ func TestServerVersionRefused(t *testing.T) {
 			if kerr != nil {
 				t.Fatal(kerr)
 			}
-			err = scn.Validate(known)
+			err = validate.Scenario(scn, known)
 		}
 		if err == nil || !strings.Contains(err.Error(), "first-list.json: server.version") {
 			t.Errorf("server.version %q: error %v, want one naming first-list.json: server.version", v, err)

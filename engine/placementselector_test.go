@@ -12,6 +12,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/internal/sample"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -124,7 +125,7 @@ func TestPlacementSelector(t *testing.T) {
 			if kerr != nil {
 				t.Fatal(kerr)
 			}
-			if err = scn.Validate(known); err == nil {
+			if err = validate.Scenario(scn, known); err == nil {
 				enginetest.Bubble(t, 1, func(t *testing.T) {
 					_, err = engine.Run(t.Context(), scn, mirrorProject(t), engine.Options{Label: "bad"})
 				})

@@ -16,6 +16,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/kcm"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 )
 
 // Project is what a harness module provides: the cluster its controllers
@@ -28,7 +29,7 @@ type Project struct {
 	Controllers []explore.Controller
 	// Defines returns the kinds an object makes served once it exists,
 	// besides a CRD's own: for a project whose controllers write CRDs from
-	// definitions of their own (scenario.Known.Defines). nil: none.
+	// definitions of their own (validate.Known.Defines). nil: none.
 	Defines func(obj map[string]any) []schema.GroupVersionKind
 	// Immortal names the functions (as stack traces print them) of
 	// goroutines upstream starts with no way to stop them, which a
@@ -49,7 +50,7 @@ type Project struct {
 	kinds     []schema.GroupVersionKind
 	kindsErr  error
 	// crds are the CRDs the server servedKinds booted serves (their
-	// schemas type scenario expressions: scenario.Known.CRDs).
+	// schemas type scenario expressions: validate.Known.CRDs).
 	crds []*apiextensionsv1.CustomResourceDefinition
 	// kindsSrv is the server servedKinds booted, kept for strict field
 	// validation of scenario objects (strictObjects); kindsMu guards it
@@ -61,8 +62,8 @@ type Project struct {
 // Known lists what the project's scenarios may name: the project itself,
 // its controllers (and the built-in ones), and the kinds its cluster
 // serves (the API server's built-in kinds and the CRDs Install adds).
-func (p *Project) Known() (scenario.Known, error) {
-	k := scenario.Known{Project: p.Name, Defines: p.Defines}
+func (p *Project) Known() (validate.Known, error) {
+	k := validate.Known{Project: p.Name, Defines: p.Defines}
 	k.Gates = map[string][]string{}
 	k.Stubs = map[string][]string{}
 	for _, c := range p.controllers() {
@@ -163,18 +164,19 @@ func LoadScenario(path string, p *Project) (*scenario.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := validate(scn, p); err != nil {
+	if err := validateFor(scn, p); err != nil {
 		return nil, err
 	}
 	return scn, nil
 }
 
-func validate(scn *scenario.Scenario, p *Project) error {
+// validateFor validates scn against the project p.
+func validateFor(scn *scenario.Scenario, p *Project) error {
 	known, err := p.Known()
 	if err != nil {
 		return err
 	}
-	if err := scn.Validate(known); err != nil {
+	if err := validate.Scenario(scn, known); err != nil {
 		return err
 	}
 	return p.strictObjects(scn)

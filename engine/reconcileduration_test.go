@@ -18,6 +18,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -194,7 +195,7 @@ func TestReconcileDuration(t *testing.T) {
 			if kerr != nil {
 				t.Fatal(kerr)
 			}
-			err = scn.Validate(known)
+			err = validate.Scenario(scn, known)
 		}
 		if err == nil || !strings.Contains(err.Error(), bad.field) || !strings.Contains(err.Error(), bad.msg) {
 			t.Errorf("%s: error %v, want %s: …%s", bad.block, err, bad.field, bad.msg)
@@ -298,7 +299,7 @@ func TestReconcileDurationPerController(t *testing.T) {
 			if kerr != nil {
 				t.Fatal(kerr)
 			}
-			err = scn.Validate(known)
+			err = validate.Scenario(scn, known)
 		}
 		if err == nil || !strings.Contains(err.Error(), bad.msg) {
 			t.Errorf("%s: error %v, want …%s", bad.block, err, bad.msg)

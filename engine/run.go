@@ -138,7 +138,7 @@ func (o *Outcome) FirstFailing() *RunOutcome {
 // field), the outcome is returned with the error, so that the runs' traces
 // can show why (make explore keeps the first).
 func Run(ctx context.Context, scn *scenario.Scenario, p *Project, opts Options) (*Outcome, error) {
-	if err := validate(scn, p); err != nil {
+	if err := validateFor(scn, p); err != nil {
 		return nil, err
 	}
 	if opts.Isolate != nil {

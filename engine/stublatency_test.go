@@ -18,6 +18,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 )
 
 // stubProject is stepperProject's loop with an out-of-process call before
@@ -141,7 +142,7 @@ func TestStubLatency(t *testing.T) {
 			if kerr != nil {
 				t.Fatal(kerr)
 			}
-			err = scn.Validate(known)
+			err = validate.Scenario(scn, known)
 		}
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: error %v, want …%s", bad.block, err, bad.want)

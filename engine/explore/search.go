@@ -3,9 +3,9 @@ package explore
 import (
 	"context"
 	"fmt"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"math/rand"
 	"strings"
-	"time"
 
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
@@ -85,19 +85,19 @@ func stateBefore(r *Result, j int) string {
 	return r.Snapshots[idx].Hash
 }
 
-// The searches' bounds when a caller leaves them zero: scenario.DefaultSearch
-// takes its bounds from these, so a scenario and a direct caller of Run,
-// DFS or RandomWalks get the same.
+// The searches' bounds when a caller leaves them zero: a scenario's
+// (scenario.DefaultSearch), so a scenario and a direct caller of Run, DFS
+// or RandomWalks get the same.
 const (
 	// DefaultMaxSteps bounds a run's steps (Config.MaxSteps).
-	DefaultMaxSteps = 500
+	DefaultMaxSteps = scenario.DefaultMaxSteps
 	// DefaultHorizon bounds a run's virtual time (Config.Horizon).
-	DefaultHorizon = time.Hour
+	DefaultHorizon = scenario.DefaultHorizon
 	// DefaultMaxStates bounds a DFS's runs (DFSOptions.MaxStates).
-	DefaultMaxStates = 10000
+	DefaultMaxStates = scenario.DefaultMaxStates
 	// DefaultMaxDepth bounds the choice points a DFS branches at in a run
 	// (DFSOptions.MaxDepth).
-	DefaultMaxDepth = 50
+	DefaultMaxDepth = scenario.DefaultMaxDepth
 )
 
 // RandomTrial runs trial i of the random search seeded with seed: every

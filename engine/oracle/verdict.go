@@ -1,23 +1,27 @@
 package oracle
 
-import "fmt"
+import (
+	"fmt"
 
-// Oracle types, as named in scenario files.
+	"github.com/ctrlbugs/corpus/engine/scenario"
+)
+
+// Oracle types, as named in scenario files (scenario.Oracle*).
 const (
-	TypeCEL            = "cel"
-	TypeNonConvergence = "nonConvergence"
-	TypeDivergence     = "divergence"
-	TypeLostUpdate     = "lostUpdate"
-	TypePanic          = "panic"
-	TypeWrite          = "write"
-	TypeQuiescence     = "quiescence"
-	TypeSelfLostUpdate = "selfLostUpdate"
-	TypeConventions    = "conventions"
-	TypeLiveness       = "liveness"
+	TypeCEL            = scenario.OracleCEL
+	TypeNonConvergence = scenario.OracleNonConvergence
+	TypeDivergence     = scenario.OracleDivergence
+	TypeLostUpdate     = scenario.OracleLostUpdate
+	TypePanic          = scenario.OraclePanic
+	TypeWrite          = scenario.OracleWrite
+	TypeQuiescence     = scenario.OracleQuiescence
+	TypeSelfLostUpdate = scenario.OracleSelfLostUpdate
+	TypeConventions    = scenario.OracleConventions
+	TypeLiveness       = scenario.OracleLiveness
 )
 
 // Types lists every oracle type, in a fixed order.
-var Types = []string{TypeCEL, TypeNonConvergence, TypeDivergence, TypeLostUpdate, TypePanic, TypeWrite, TypeQuiescence, TypeSelfLostUpdate, TypeConventions, TypeLiveness}
+var Types = scenario.OracleTypes
 
 // Verdict is the outcome of one oracle on one run (or, for [Divergence],
 // on a set of runs).

@@ -2,6 +2,7 @@ package perturb
 
 import (
 	"fmt"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,13 +18,13 @@ import (
 // APIErrorType answers a controller's API calls with an error, as
 // kube-apiserver sends it under load or failure.
 var APIErrorType = Type{
-	Name: "apiError",
+	Name: scenario.PerturbAPIError,
 	Doc: "the controller's call selected by call (verb, kind, subresource; its n-th such call in the window, " +
 		"and count calls from there, or every one with repeat) is answered with code instead of being served: " +
 		"429 (API priority and fairness: Too many requests), 500, 503 or 504 (a request timeout), with " +
 		"Retry-After retryAfter when given; the call does not reach the store. client-go retries a 429 or 5xx " +
 		"with Retry-After itself (up to 10 times, after the delay); otherwise the controller gets the error",
-	Fields: append([]string{"controller", "call", "code", "retryAfter", "count", "repeat"}, windowFields...),
+	Fields: scenario.PerturbationFields[scenario.PerturbAPIError],
 	Check:  checkAPIError,
 	New:    newAPIError,
 }

@@ -2,6 +2,7 @@ package perturb
 
 import (
 	"fmt"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"time"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
@@ -10,13 +11,13 @@ import (
 // CrashType aborts a controller's reconcile at a write and restarts the
 // controller's process.
 var CrashType = Type{
-	Name: "crash",
+	Name: scenario.PerturbCrash,
 	Doc: "the controller's process crashes at the atWrite-th write of a reconcile in the window (the write is " +
 		"not made, earlier ones stay) and restarts; once, or every such reconcile with repeat; with explore, the " +
 		"search crashes it at each of its writes of the run in turn (those after the window opens, when it opens after a write); " +
 		"atWriteOf aims at the n-th of its writes of a kind, verb or subresource, or (explore) places it only at those; " +
 		"under leader election its successor (restarted, the default, or standby) leads when the lease allows, and graceful releases the lease where upstream does",
-	Fields: append([]string{"controller", "atWrite", "atWriteOf", "repeat", "explore", "successor", "graceful"}, windowFields...),
+	Fields: scenario.PerturbationFields[scenario.PerturbCrash],
 	Check:  checkCrash,
 	New:    newCrash,
 }

@@ -2,6 +2,7 @@ package perturb
 
 import (
 	"fmt"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"strings"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
@@ -9,9 +10,9 @@ import (
 
 // OrderingType makes the order of some controllers' steps a choice point.
 var OrderingType = Type{
-	Name:   "ordering",
+	Name:   scenario.PerturbOrdering,
 	Doc:    "while the window is open, which of the named controllers runs next is a choice point the search explores (a process's name covers its controllers and its workers' items)",
-	Fields: append([]string{"controllers"}, windowFields...),
+	Fields: scenario.PerturbationFields[scenario.PerturbOrdering],
 	Check: func(s *Spec) []FieldError {
 		// One name is enough when it is a process of several controllers
 		// (or with a worker whose items are steps): it covers them all. An

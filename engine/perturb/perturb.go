@@ -79,9 +79,6 @@ type Type struct {
 // retiredDropEvents is the type watchBreak replaced.
 const retiredDropEvents = "dropEvents"
 
-// Window fields every windowed type takes.
-var windowFields = []string{"from", "until", "for"}
-
 // Types is the table of perturbation types, in the order the README lists
 // them.
 var Types = []Type{StalenessType, CrashType, PreemptType, WatchBreakType, OrderingType, APIErrorType}

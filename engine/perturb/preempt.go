@@ -2,6 +2,7 @@ package perturb
 
 import (
 	"fmt"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"strings"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
@@ -12,7 +13,7 @@ import (
 // that Reconcile's earlier calls and the write (or between the write and
 // what the Reconcile does next).
 var PreemptType = Type{
-	Name: "preempt",
+	Name: scenario.PerturbPreempt,
 	Doc: "the controller's Reconcile pauses right before its atWrite-th write of a reconcile in the window (or the write atWriteOf names), " +
 		"and every other actor ready at that instant runs first; the write then goes ahead (1 ns later): interleaving inside a " +
 		"reconcile, as a scheduler, a slow round trip or another worker allows it in production; once, or every such reconcile with " +
@@ -20,7 +21,7 @@ var PreemptType = Type{
 		"with afterWrite, right after the write instead, so that others run between the write and what the Reconcile does next " +
 		"(an in-memory mark, its next call); the writes of goroutines the Reconcile starts (workqueue.ParallelizeUntil's workers) are " +
 		"its writes here",
-	Fields: append([]string{"controller", "atWrite", "atWriteOf", "repeat", "explore", "afterWrite"}, windowFields...),
+	Fields: scenario.PerturbationFields[scenario.PerturbPreempt],
 	Check:  checkPreempt,
 	New:    newPreempt,
 }

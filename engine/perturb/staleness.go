@@ -2,6 +2,7 @@ package perturb
 
 import (
 	"fmt"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -12,12 +13,12 @@ import (
 // Staleness modes, as scenarios write them.
 const (
 	// ModeLag: the view shows the kind as it was Lag ago.
-	ModeLag = "lag"
+	ModeLag = scenario.StalenessLag
 	// ModeFrozen: the view stays where it was when the window opened.
-	ModeFrozen = "frozen"
+	ModeFrozen = scenario.StalenessFrozen
 	// ModeWrites: frozen between two positions of the kind's write
 	// sequence (staleAt, catchUpAt) instead of a window.
-	ModeWrites = "writes"
+	ModeWrites = scenario.StalenessWrites
 )
 
 // StalenessModes lists the modes.
@@ -25,10 +26,10 @@ var StalenessModes = []string{ModeLag, ModeFrozen, ModeWrites}
 
 // StalenessType holds back one controller's informer cache of one kind.
 var StalenessType = Type{
-	Name: "staleness",
+	Name: scenario.PerturbStaleness,
 	Doc: "one controller's informer cache of one kind lags by a duration (mode lag), stays where it was " +
 		"when the window opened (frozen), or stops between two positions of the kind's write sequence (writes)",
-	Fields: append([]string{"controller", "apiVersion", "kind", "mode", "lag", "staleAt", "catchUpAt", "explore"}, windowFields...),
+	Fields: scenario.PerturbationFields[scenario.PerturbStaleness],
 	Check:  checkStaleness,
 	New:    newStaleness,
 }
@@ -59,7 +60,7 @@ func checkStaleness(s *Spec) []FieldError {
 		case s.StaleAt != nil && *s.CatchUpAt <= *s.StaleAt:
 			out = append(out, FieldError{"catchUpAt", fmt.Sprintf("%d: must be after staleAt (%d)", *s.CatchUpAt, *s.StaleAt)})
 		}
-		for _, f := range append(windowFields, "explore") {
+		for _, f := range []string{"from", "until", "for", "explore"} {
 			if s.has(f) {
 				out = append(out, FieldError{f, "not with mode writes: staleAt and catchUpAt are the window"})
 			}

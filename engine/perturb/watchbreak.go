@@ -2,6 +2,7 @@ package perturb
 
 import (
 	"fmt"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -12,14 +13,14 @@ import (
 // WatchBreakType breaks a controller's watch of a kind so that it must
 // list again.
 var WatchBreakType = Type{
-	Name: "watchBreak",
+	Name: scenario.PerturbWatchBreak,
 	Doc: "one controller's watch of one kind breaks when the window opens and cannot resume: its " +
 		"resourceVersion is too old for the server's watch cache (410 Expired, as after a long disconnection " +
 		"or etcd's compaction), so its informer shows the state at the break until the window closes (the " +
 		"reflector's backoff), then client-go's reflector lists again and the informer tells its handlers " +
 		"what changed, once per object: an add, one update for all of an object's changes, and a " +
 		"DeletedFinalStateUnknown tombstone for an object deleted meanwhile; a REST-seam watch gets the 410",
-	Fields: append([]string{"controller", "apiVersion", "kind"}, windowFields...),
+	Fields: scenario.PerturbationFields[scenario.PerturbWatchBreak],
 	Check: func(s *Spec) []FieldError {
 		return append(required(s, "controller", "the controller whose watch breaks"),
 			required(s, "kind", "the kind whose watch breaks, with its apiVersion, e.g. \"apiVersion\": \"v1\", \"kind\": \"Secret\"")...)

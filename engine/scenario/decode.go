@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ctrlbugs/corpus/engine/internal/editdist"
-	"github.com/ctrlbugs/corpus/engine/perturb"
 )
 
 // Load reads and decodes the scenario file at path; manifests are resolved
@@ -59,26 +58,26 @@ func Decode(file string, data []byte, baseDir string) (*Scenario, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		c.add("", syntaxMsg(data, err))
-		return nil, c.list.err()
+		return nil, c.list.Err()
 	}
 	if end := int(dec.InputOffset()); len(bytes.TrimSpace(data[end:])) > 0 {
 		at := end + len(data[end:]) - len(bytes.TrimLeft(data[end:], " \t\r\n"))
 		c.add("", fmt.Sprintf("trailing data after the scenario object at %s", position(data, at)))
-		return nil, c.list.err()
+		return nil, c.list.Err()
 	}
 	top, ok := raw.(map[string]any)
 	if !ok {
-		c.add("", "want a JSON object, got "+jsonKind(raw))
-		return nil, c.list.err()
+		c.add("", "want a JSON object, got "+JSONKind(raw))
+		return nil, c.list.Err()
 	}
 	// The version first: a file of another version is not read further
 	// (before v1, every kind it names would be an error of its own).
 	if c.header(top); c.list != nil {
-		return nil, c.list.err()
+		return nil, c.list.Err()
 	}
 	c.shape("", raw, reflect.TypeFor[Scenario]())
 	if c.list != nil {
-		return nil, c.list.err()
+		return nil, c.list.Err()
 	}
 
 	// Pass 2: the typed decode. Pass 1 accepted the document, so this
@@ -89,7 +88,7 @@ func Decode(file string, data []byte, baseDir string) (*Scenario, error) {
 	dec.UseNumber()
 	if err := dec.Decode(s); err != nil {
 		c.list = append(c.list, translateJSONError(file, data, err))
-		return nil, c.list.err()
+		return nil, c.list.Err()
 	}
 	for i := range s.Objects {
 		s.Objects[i] = normalizeNumbers(s.Objects[i]).(map[string]any)
@@ -117,7 +116,7 @@ func Decode(file string, data []byte, baseDir string) (*Scenario, error) {
 		}
 	}
 	if c.list != nil {
-		return nil, c.list.err()
+		return nil, c.list.Err()
 	}
 	s.applyDefaults()
 	return s, nil
@@ -131,7 +130,7 @@ func (c *collector) header(top map[string]any) {
 		c.add("apiVersion", fmt.Sprintf("missing: this file predates scenario schema v1; migrate it with: make migrate-scenarios SCENARIO=%s", c.file))
 		return
 	case v != APIVersion:
-		got := jsonKind(v)
+		got := JSONKind(v)
 		if s, isStr := v.(string); isStr {
 			got = strconv.Quote(s)
 		}
@@ -142,7 +141,7 @@ func (c *collector) header(top map[string]any) {
 	case !ok:
 		c.add("kind", fmt.Sprintf("missing: want %q (with \"apiVersion\": %q)", KindScenario, APIVersion))
 	case k != KindScenario:
-		got := jsonKind(k)
+		got := JSONKind(k)
 		if s, isStr := k.(string); isStr {
 			got = strconv.Quote(s)
 		}
@@ -175,7 +174,7 @@ func (c *collector) shape(path string, v any, t reflect.Type) {
 	case durationType:
 		s, ok := v.(string)
 		if !ok {
-			c.add(path, "want a duration string such as \"3s\", got "+jsonKind(v))
+			c.add(path, "want a duration string such as \"3s\", got "+JSONKind(v))
 			return
 		}
 		if _, err := parseDuration(s); err != nil {
@@ -192,12 +191,12 @@ func (c *collector) shape(path string, v any, t reflect.Type) {
 		c.shape(path, v, t.Elem())
 	case reflect.Map: // map[string]any: any object
 		if _, ok := v.(map[string]any); !ok {
-			c.add(path, "want object, got "+jsonKind(v))
+			c.add(path, "want object, got "+JSONKind(v))
 		}
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			c.add(path, "want object, got "+jsonKind(v))
+			c.add(path, "want object, got "+JSONKind(v))
 			return
 		}
 		fields := jsonFields(t)
@@ -223,7 +222,7 @@ func (c *collector) shape(path string, v any, t reflect.Type) {
 	case reflect.Slice:
 		a, ok := v.([]any)
 		if !ok {
-			c.add(path, "want array, got "+jsonKind(v))
+			c.add(path, "want array, got "+JSONKind(v))
 			return
 		}
 		for i, e := range a {
@@ -231,16 +230,16 @@ func (c *collector) shape(path string, v any, t reflect.Type) {
 		}
 	case reflect.String:
 		if _, ok := v.(string); !ok {
-			c.add(path, "want string, got "+jsonKind(v))
+			c.add(path, "want string, got "+JSONKind(v))
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			c.add(path, "want boolean, got "+jsonKind(v))
+			c.add(path, "want boolean, got "+JSONKind(v))
 		}
 	case reflect.Int, reflect.Int64:
 		n, ok := v.(json.Number)
 		if !ok {
-			c.add(path, "want integer, got "+jsonKind(v))
+			c.add(path, "want integer, got "+JSONKind(v))
 			return
 		}
 		if _, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil {
@@ -304,13 +303,13 @@ func perturbationFields(t reflect.Type, m map[string]any) (map[string]reflect.St
 		return nil, false
 	}
 	name, _ := m["type"].(string)
-	pt, ok := perturb.Lookup(name)
+	fields, ok := PerturbationFields[name]
 	if !ok {
 		return nil, false
 	}
 	all := jsonFields(t)
 	out := map[string]reflect.StructField{"type": all["type"]}
-	for _, f := range pt.Fields {
+	for _, f := range fields {
 		if sf, ok := all[f]; ok {
 			out[f] = sf
 		}
@@ -318,7 +317,9 @@ func perturbationFields(t reflect.Type, m map[string]any) (map[string]reflect.St
 	return out, true
 }
 
-func jsonKind(v any) string {
+// JSONKind names the JSON type of a decoded value (with a number, the
+// number), for messages.
+func JSONKind(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return "null"
@@ -439,7 +440,7 @@ func readManifest(path string) ([]manifestDoc, error) {
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: document %d: want a mapping (an object), got %s", path, n, jsonKind(v))
+			return nil, fmt.Errorf("%s: document %d: want a mapping (an object), got %s", path, n, JSONKind(v))
 		}
 		docs = append(docs, manifestDoc{n: n, obj: normalizeNumbers(m).(map[string]any)})
 	}

@@ -1,22 +1,29 @@
 package scenario
 
-import (
-	"time"
+import "time"
 
-	"github.com/ctrlbugs/corpus/engine/explore"
-	"github.com/ctrlbugs/corpus/engine/oracle"
+// The bounds of a search without its own: the explorer's defaults too
+// (explore.DefaultMaxSteps, … are these).
+const (
+	// DefaultMaxSteps bounds a run's steps.
+	DefaultMaxSteps = 500
+	// DefaultHorizon bounds a run's virtual time.
+	DefaultHorizon = time.Hour
+	// DefaultMaxStates bounds a DFS's runs.
+	DefaultMaxStates = 10000
+	// DefaultMaxDepth bounds the choice points a DFS branches at in a run.
+	DefaultMaxDepth = 50
 )
 
-// DefaultSearch is the search every zero field of Search falls back to; its
-// bounds are the explorer's own defaults (explore.DefaultMaxSteps, …).
+// DefaultSearch is the search every zero field of Search falls back to.
 var DefaultSearch = Search{
 	Mode:      SearchReference,
-	MaxSteps:  explore.DefaultMaxSteps,
-	MaxStates: explore.DefaultMaxStates,
-	MaxDepth:  explore.DefaultMaxDepth,
+	MaxSteps:  DefaultMaxSteps,
+	MaxStates: DefaultMaxStates,
+	MaxDepth:  DefaultMaxDepth,
 	Trials:    20,
 	Seed:      1,
-	Horizon:   Duration{explore.DefaultHorizon},
+	Horizon:   Duration{DefaultHorizon},
 }
 
 // applyDefaults fills every zero field of s from DefaultSearch. Negative
@@ -52,10 +59,10 @@ var DefaultQuiescence = Oracle{Settle: &Duration{time.Minute}, Window: &Duration
 // applyDefaults sets the default scope of a cel oracle and the default
 // bounds of a quiescence oracle.
 func (o *Oracle) applyDefaults() {
-	if o.Type == oracle.TypeCEL && o.Scope == "" {
+	if o.Type == OracleCEL && o.Scope == "" {
 		o.Scope = ScopeFinal
 	}
-	if o.Type == oracle.TypeQuiescence {
+	if o.Type == OracleQuiescence {
 		d := DefaultQuiescence
 		if o.Settle == nil {
 			o.Settle = &Duration{d.Settle.Duration}

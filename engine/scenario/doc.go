@@ -5,14 +5,20 @@
 //
 // Reading is strict and in two stages. [Load] and [Decode] check the shape
 // of the file (unknown fields, wrong JSON types, nulls, bad duration
-// strings), read the YAML manifests it names and apply the defaults
-// ([DefaultSearch]; scope "final" for cel oracles). [Scenario.Validate]
-// then checks the rules between fields, compiles every CEL expression with
-// the oracle package's environment, and checks controllers and kinds
-// against a [Known]. Every error is an [*Error] (or an [ErrorList] of
+// strings, a perturbation's fields against its type's), read the YAML
+// manifests it names and apply the defaults ([DefaultSearch]; scope
+// "final" for cel oracles). Package validate (validate.Scenario) then
+// checks the rules between fields, compiles every CEL expression with the
+// oracle package's environment, and checks controllers and kinds against
+// a validate.Known. Every error is an [*Error] (or an [ErrorList] of
 // them) naming the file and the JSON path of the field, such as
 //
 //	scenarios/fluxcd/f1.json: perturbations[0].until: time 2s is not after from's time 5s: the window is empty
+//
+// This package is a leaf: it imports the standard library, YAML and
+// apimachinery's schema package only, so a tool that reads scenario files
+// does not build the engine (validation, which needs the oracle, perturb
+// and apiserver packages, is package validate's).
 //
 // The file's JSON Schema (draft 2020-12) is scenario.schema.json beside
 // this file, also returned by [Schema]; the tests keep it in step with the
@@ -202,7 +208,7 @@
 //   - A replay trace's path is not checked for existence; resolve it with
 //     [Scenario.ResolvePath].
 //   - "seed": 0 cannot be asked for: zero means the default seed, 1.
-//   - Known with a nil slice skips that check, so a scenario can be
+//   - validate.Known with a nil slice skips that check, so a scenario can be
 //     validated without the engine's registry; without Known.CRDs, custom
 //     resources other than the scenario's own CRDs' are dyn.
 package scenario

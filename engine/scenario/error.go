@@ -51,8 +51,8 @@ func (l ErrorList) Unwrap() []error {
 	return errs
 }
 
-// err returns nil, the one error, or the list.
-func (l ErrorList) err() error {
+// Err returns nil, the one error, or the list.
+func (l ErrorList) Err() error {
 	switch len(l) {
 	case 0:
 		return nil

@@ -6,10 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/ctrlbugs/corpus/engine/apiserver"
-	"github.com/ctrlbugs/corpus/engine/explore"
-	"github.com/ctrlbugs/corpus/engine/perturb"
 )
 
 // Scenario is one scenario file: the cluster a run starts from, the
@@ -80,7 +76,7 @@ type Scenario struct {
 	file    string         // the file named in errors
 	baseDir string         // the directory relative paths start from
 	sources []objectSource // where each of Objects came from
-	// warnings are what the last Validate warned of (Warnings).
+	// warnings are what the last validation warned of (Warnings).
 	warnings ErrorList
 }
 
@@ -139,6 +135,16 @@ func (s *Scenario) ObjectField(i int) (field, prefix string) {
 	}
 	return field, prefix
 }
+
+// Warnings are what the last validation (validate.Scenario) found
+// questionable but did not refuse: an .all over objects of a kind that the
+// expression never counts, in a final-state oracle or a trigger
+// (oracle.UnguardedAll).
+func (s *Scenario) Warnings() ErrorList { return s.warnings }
+
+// SetWarnings keeps w as s's warnings: validate.Scenario's, for whoever
+// reports them later.
+func (s *Scenario) SetWarnings(w ErrorList) { s.warnings = w }
 
 // File returns the file name the scenario was decoded under.
 func (s *Scenario) File() string { return s.file }
@@ -347,65 +353,6 @@ type CallRef struct {
 	N           int    `json:"n,omitempty"`
 }
 
-// Spec returns the perturbation as perturb's table reads it (window not
-// compiled; the kind parsed when it parses).
-func (p *Perturbation) Spec() *perturb.Spec {
-	s := &perturb.Spec{Type: p.Type, Controller: p.Controller, Controllers: p.Controllers, Mode: p.Mode,
-		StaleAt: p.StaleAt, CatchUpAt: p.CatchUpAt, AtWrite: p.AtWrite, Repeat: p.Repeat, Explore: p.Explore,
-		Successor: p.Successor, Graceful: p.Graceful, AfterWrite: p.AfterWrite}
-	if w := p.AtWriteOf; w != nil {
-		ref := &explore.WriteRef{Controller: p.Controller, Verb: w.Verb, Sub: w.Subresource, N: w.N}
-		if gvk, err := w.GVK(); err == nil {
-			ref.Kind = gvk.GroupKind()
-		}
-		s.AtWriteOf = ref
-	}
-	if gvk, err := p.GVK(); err == nil {
-		s.Kind, s.GroupKind = FormatKind(gvk), gvk.GroupKind()
-	}
-	if p.Lag != nil {
-		s.Lag = p.Lag.Duration
-	}
-	s.Code, s.Count = p.Code, p.Count
-	if p.RetryAfter != nil {
-		s.RetryAfter = p.RetryAfter.Duration
-	}
-	if c := p.Call; c != nil {
-		s.Call = &perturb.CallRef{Verb: c.Verb, Sub: c.Subresource, N: c.N}
-		if gvk, err := c.GVK(); err == nil {
-			s.Call.Kind = gvk.GroupKind()
-		}
-	}
-	set := func(name string, ok bool) {
-		if ok {
-			s.Set = append(s.Set, name)
-		}
-	}
-	set("controller", p.Controller != "")
-	set("controllers", p.Controllers != nil)
-	set("apiVersion", p.APIVersion != "")
-	set("kind", p.Kind != "")
-	set("mode", p.Mode != "")
-	set("lag", p.Lag != nil)
-	set("staleAt", p.StaleAt != nil)
-	set("catchUpAt", p.CatchUpAt != nil)
-	set("atWrite", p.AtWrite != 0)
-	set("repeat", p.Repeat)
-	set("explore", p.Explore)
-	set("successor", p.Successor != "")
-	set("graceful", p.Graceful)
-	set("afterWrite", p.AfterWrite)
-	set("atWriteOf", p.AtWriteOf != nil)
-	set("call", p.Call != nil)
-	set("code", p.Code != 0)
-	set("retryAfter", p.RetryAfter != nil)
-	set("count", p.Count != 0)
-	set("from", p.From != nil)
-	set("until", p.Until != nil)
-	set("for", p.For != nil)
-	return s
-}
-
 // Search says how the explorer runs a scenario. Zero fields take the
 // defaults of [DefaultSearch].
 type Search struct {
@@ -540,6 +487,7 @@ const (
 const (
 	PerturbStaleness  = "staleness"
 	PerturbCrash      = "crash"
+	PerturbPreempt    = "preempt"
 	PerturbWatchBreak = "watchBreak"
 	PerturbOrdering   = "ordering"
 	PerturbAPIError   = "apiError"
@@ -547,9 +495,9 @@ const (
 
 // Staleness modes.
 const (
-	StalenessLag    = perturb.ModeLag
-	StalenessFrozen = perturb.ModeFrozen
-	StalenessWrites = perturb.ModeWrites
+	StalenessLag    = "lag"
+	StalenessFrozen = "frozen"
+	StalenessWrites = "writes"
 )
 
 // Search modes.
@@ -559,6 +507,24 @@ const (
 	SearchRandom    = "random"
 	SearchReplay    = "replay"
 )
+
+// Oracle types (the value of an oracle's "type"; the oracle package
+// implements them).
+const (
+	OracleCEL            = "cel"
+	OracleNonConvergence = "nonConvergence"
+	OracleDivergence     = "divergence"
+	OracleLostUpdate     = "lostUpdate"
+	OraclePanic          = "panic"
+	OracleWrite          = "write"
+	OracleQuiescence     = "quiescence"
+	OracleSelfLostUpdate = "selfLostUpdate"
+	OracleConventions    = "conventions"
+	OracleLiveness       = "liveness"
+)
+
+// OracleTypes lists every oracle type, in a fixed order.
+var OracleTypes = []string{OracleCEL, OracleNonConvergence, OracleDivergence, OracleLostUpdate, OraclePanic, OracleWrite, OracleQuiescence, OracleSelfLostUpdate, OracleConventions, OracleLiveness}
 
 // CEL oracle scopes.
 const (
@@ -574,11 +540,11 @@ const (
 	AblationStatusSubresource        = "statusSubresource"
 )
 
+// The values each enumerated field takes.
 var (
-	ops         = []string{OpCreate, OpUpdate, OpPatch, OpDelete}
-	patchTypes  = []string{PatchMerge, PatchJSON, PatchStrategic}
-	verbs       = []string{VerbCreate, VerbUpdate, VerbPatch, VerbApply, VerbDelete, VerbStatus}
-	searchModes = []string{SearchReference, SearchDFS, SearchRandom, SearchReplay}
-	scopes      = []string{ScopeFinal, ScopeAlways}
-	ablations   = apiserver.AblationNames()
+	Ops         = []string{OpCreate, OpUpdate, OpPatch, OpDelete}
+	PatchTypes  = []string{PatchMerge, PatchJSON, PatchStrategic}
+	Verbs       = []string{VerbCreate, VerbUpdate, VerbPatch, VerbApply, VerbDelete, VerbStatus}
+	SearchModes = []string{SearchReference, SearchDFS, SearchRandom, SearchReplay}
+	Scopes      = []string{ScopeFinal, ScopeAlways}
 )

@@ -1,7 +1,9 @@
-package scenario
+package validate
 
 import (
 	"errors"
+	"github.com/ctrlbugs/corpus/engine/perturb"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,39 +25,39 @@ func TestMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Migrate(old)
+	got, err := scenario.Migrate(old)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n")); diff != "" {
 		t.Errorf("Migrate(old.json) (-want +got):\n%s", diff)
 	}
-	again, err := Migrate(want)
+	again, err := scenario.Migrate(want)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(again) != string(want) {
 		t.Errorf("Migrate changed a v1 file:\n%s", again)
 	}
-	s, err := Decode("v1.json", want, "testdata")
+	s, err := scenario.Decode("v1.json", want, "testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Validate(known); err != nil {
+	if err := Scenario(s, known); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Perturbations[0].TypeRef; got != (TypeRef{APIVersion: "source.toolkit.fluxcd.io/v1", Kind: "Bucket"}) {
+	if got := s.Perturbations[0].TypeRef; got != (scenario.TypeRef{APIVersion: "source.toolkit.fluxcd.io/v1", Kind: "Bucket"}) {
 		t.Errorf("perturbations[0]'s kind = %+v", got)
 	}
-	if got := s.Perturbations[0].Spec().GroupKind.String(); got != "Bucket.source.toolkit.fluxcd.io" {
-		t.Errorf("perturbations[0].Spec().GroupKind = %s", got)
+	if got := perturb.FromScenario(&s.Perturbations[0]).GroupKind.String(); got != "Bucket.source.toolkit.fluxcd.io" {
+		t.Errorf("perturb.FromScenario(perturbations[0]).GroupKind = %s", got)
 	}
-	if got := s.Perturbations[3].Spec().Call.Kind.String(); got != "Secret" {
-		t.Errorf("perturbations[3].Spec().Call.Kind = %s", got)
+	if got := perturb.FromScenario(&s.Perturbations[3]).Call.Kind.String(); got != "Secret" {
+		t.Errorf("perturb.FromScenario(perturbations[3]).Call.Kind = %s", got)
 	}
 	// The file before v1 is refused, naming the command that migrates it.
-	_, err = Decode("scenarios/fluxcd/migrate-sample.json", old, "testdata")
-	var e *Error
+	_, err = scenario.Decode("scenarios/fluxcd/migrate-sample.json", old, "testdata")
+	var e *scenario.Error
 	if !errors.As(err, &e) || e.Error() != "scenarios/fluxcd/migrate-sample.json: apiVersion: missing: this file predates scenario schema v1; migrate it with: make migrate-scenarios SCENARIO=scenarios/fluxcd/migrate-sample.json" {
 		t.Errorf("Decode(old.json) = %v", err)
 	}
@@ -74,7 +76,7 @@ func TestMigrateLayouts(t *testing.T) {
 		// (right or wrong: Decode judges it).
 		{`{"apiVersion": "ctrlbugs.dev/v1", "kind": "Scenario", "perturbations": [{"kind": "Deployment"}]}`, ""},
 	} {
-		got, err := Migrate([]byte(tt.in))
+		got, err := scenario.Migrate([]byte(tt.in))
 		if err != nil {
 			t.Errorf("Migrate(%s): %v", tt.in, err)
 			continue
@@ -92,7 +94,7 @@ func TestMigrateLayouts(t *testing.T) {
 		{`["name"]`, "want a JSON object"},
 		{`{"name": "x",}`, "invalid JSON at line 1, column 14"},
 	} {
-		if _, err := Migrate([]byte(tt.in)); err == nil || !strings.Contains(err.Error(), tt.msg) {
+		if _, err := scenario.Migrate([]byte(tt.in)); err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("Migrate(%s) = %v, want an error containing %q", tt.in, err, tt.msg)
 		}
 	}

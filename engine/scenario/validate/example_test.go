@@ -1,4 +1,4 @@
-package scenario_test
+package validate_test
 
 import (
 	"fmt"
@@ -6,11 +6,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 )
 
 // A scenario is decoded strictly, then validated against what the project
 // knows: its name, controllers and served kinds. Errors name file and field.
-func ExampleScenario_Validate() {
+func ExampleScenario() {
 	data := []byte(`{
   "apiVersion": "ctrlbugs.dev/v1",
   "kind": "Scenario",
@@ -25,9 +26,9 @@ func ExampleScenario_Validate() {
 		fmt.Println(err)
 		return
 	}
-	known := scenario.Known{Project: "sample", Controllers: []string{"counter-a"},
+	known := validate.Known{Project: "sample", Controllers: []string{"counter-a"},
 		Kinds: []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "probe.example", Version: "v1", Kind: "Widget"}}}
-	fmt.Println(scn.Validate(known))
+	fmt.Println(validate.Scenario(scn, known))
 	// Output:
 	// lagging.json: perturbations[0].kind: unknown kind: the scenario serves no kind v1 Widget; did you mean "apiVersion": "probe.example/v1", "kind": "Widget"?
 }

@@ -1,4 +1,4 @@
-package scenario
+package validate
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/oracle"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
 // oracleFields checks the fields that belong to one oracle type each: a
 // write oracle's expression and selector, a quiescence oracle's bounds, a
 // nonConvergence oracle's hashTimestamps. Each set on another type is an
 // error naming it.
-func (v *validator) oracleFields(field string, o *Oracle) {
+func (v *validator) oracleFields(field string, o *scenario.Oracle) {
 	only := func(name, typ string, set bool) {
 		if set && o.Type != typ {
 			v.add(join(field, name), "only for type "+typ)
@@ -70,7 +71,7 @@ func (v *validator) oracleFields(field string, o *Oracle) {
 // selectedKind is the kind a write oracle's select names, when the
 // scenario serves it: its old and new are that kind's objects. The zero
 // kind otherwise (old and new are dyn).
-func (v *validator) selectedKind(sel *WriteSelect) schema.GroupVersionKind {
+func (v *validator) selectedKind(sel *scenario.WriteSelect) schema.GroupVersionKind {
 	if sel == nil || !sel.HasKind() {
 		return schema.GroupVersionKind{}
 	}
@@ -82,7 +83,7 @@ func (v *validator) selectedKind(sel *WriteSelect) schema.GroupVersionKind {
 }
 
 // writeSelect checks a write or conventions oracle's select.
-func (v *validator) writeSelect(field string, sel *WriteSelect) {
+func (v *validator) writeSelect(field string, sel *scenario.WriteSelect) {
 	if sel == nil {
 		return
 	}
@@ -91,7 +92,7 @@ func (v *validator) writeSelect(field string, sel *WriteSelect) {
 	if sel.Subresource != "" && sel.Subresource != "status" {
 		v.add(join(f, "subresource"), oneOf("subresource", sel.Subresource, []string{"status"}))
 	}
-	if *sel == (WriteSelect{}) {
+	if *sel == (scenario.WriteSelect{}) {
 		v.add(f, "selects nothing in particular: name at least one of apiVersion and kind, namespace, name, subresource, or leave select out to judge every write")
 	}
 }

@@ -1,4 +1,4 @@
-package scenario
+package validate
 
 import (
 	"encoding/json"
@@ -10,20 +10,24 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/oracle"
 	"github.com/ctrlbugs/corpus/engine/perturb"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"github.com/ctrlbugs/corpus/engine/serverversion"
 )
 
 var nameRE = regexp.MustCompile(`^[a-z0-9-]+$`)
 
-// Validate checks what Decode cannot: required fields, allowed values,
-// consistency between fields, that CEL expressions compile in the oracle
-// environment, and that controllers and kinds are among known's. It
-// returns nil, an *Error, or an ErrorList with every problem found. It
-// expects a scenario from Load or Decode, with the defaults applied.
-func (s *Scenario) Validate(known Known) error {
-	v := &validator{collector: collector{file: s.file}, s: s, known: known}
+// Scenario checks what scenario.Decode cannot: required fields, allowed
+// values, consistency between fields, that CEL expressions compile in the
+// oracle environment, and that controllers and kinds are among known's. It
+// returns nil, a *scenario.Error, or a scenario.ErrorList with every
+// problem found, and keeps what it warns of with s (s.Warnings). It
+// expects a scenario from scenario.Load or Decode, with the defaults
+// applied.
+func Scenario(s *scenario.Scenario, known Known) error {
+	v := &validator{collector: collector{file: s.File()}, s: s, known: known}
 	v.defineKinds()
 	v.top()
 	v.objects()
@@ -70,23 +74,18 @@ func (s *Scenario) Validate(known Known) error {
 	}
 	v.search()
 	v.oracles()
-	s.warnings = v.warnings
-	return v.list.err()
+	s.SetWarnings(v.warnings)
+	return v.list.Err()
 }
-
-// Warnings are what the last Validate found questionable but did not
-// refuse: an .all over objects of a kind that the expression never
-// counts, in a final-state oracle or a trigger (oracle.UnguardedAll).
-func (s *Scenario) Warnings() ErrorList { return s.warnings }
 
 type validator struct {
 	collector
-	s     *Scenario
+	s     *scenario.Scenario
 	known Known
 	// schemas type the objects expressions read (defineKinds).
 	schemas *oracle.Schemas
 	// warnings are what Validate reports but does not refuse.
-	warnings ErrorList
+	warnings scenario.ErrorList
 }
 
 func (v *validator) top() {
@@ -126,7 +125,7 @@ func (v *validator) top() {
 			v.add(f, fmt.Sprintf("%q is not among the scenario's controllers (%s)", proc, strings.Join(s.Controllers, ", ")))
 			continue
 		}
-		if _, _, err := ParseReconcileDuration(s.ReconcileDuration[name]); err != nil {
+		if _, _, err := scenario.ParseReconcileDuration(s.ReconcileDuration[name]); err != nil {
 			v.add(f, err.Error())
 		}
 	}
@@ -146,7 +145,7 @@ func (v *validator) top() {
 				v.add(f+"."+stub, fmt.Sprintf("unknown stub %q for %s; its harness's stubs are %s", stub, name, strings.Join(known, ", ")))
 				continue
 			}
-			if _, _, err := ParseReconcileDuration(s.StubLatency[name][stub]); err != nil {
+			if _, _, err := scenario.ParseReconcileDuration(s.StubLatency[name][stub]); err != nil {
 				v.add(f+"."+stub, err.Error())
 			}
 		}
@@ -180,8 +179,8 @@ func (v *validator) top() {
 	for i, a := range s.Ablations {
 		f := fmt.Sprintf("ablations[%d]", i)
 		switch {
-		case !slices.Contains(ablations, a):
-			v.add(f, oneOf("ablation", a, ablations))
+		case !slices.Contains(apiserver.AblationNames(), a):
+			v.add(f, oneOf("ablation", a, apiserver.AblationNames()))
 		case seenAbl[a]:
 			v.add(f, fmt.Sprintf("duplicate ablation %q", a))
 		}
@@ -201,19 +200,12 @@ func (v *validator) nameLike(field, val string) {
 func (v *validator) objects() {
 	seen := map[string]string{}
 	for i, o := range v.s.Objects {
-		field, prefix := fmt.Sprintf("objects[%d]", i), ""
-		if i < len(v.s.sources) {
-			src := v.s.sources[i]
-			field = src.field
-			if src.doc > 0 {
-				prefix = fmt.Sprintf("document %d: ", src.doc)
-			}
-		}
+		field, prefix := v.s.ObjectField(i)
 		gvk, ns, name, ok := v.objectID(field, prefix, o)
 		if !ok {
 			continue
 		}
-		id := fmt.Sprintf("%s %s/%s", FormatKind(gvk), ns, name)
+		id := fmt.Sprintf("%s %s/%s", scenario.FormatKind(gvk), ns, name)
 		if prev, dup := seen[id]; dup {
 			v.add(field, fmt.Sprintf("%sduplicate object %s (also at %s)", prefix, id, prev))
 		}
@@ -254,11 +246,11 @@ func (v *validator) objectID(field, prefix string, o map[string]any) (gvk schema
 			if str, isStr := n.(string); isStr {
 				ns = str
 			} else {
-				bad("metadata.namespace", "want string, got "+jsonKind(n))
+				bad("metadata.namespace", "want string, got "+scenario.JSONKind(n))
 			}
 		}
 	default:
-		bad("metadata", "want object, got "+jsonKind(md))
+		bad("metadata", "want object, got "+scenario.JSONKind(md))
 	}
 	if !ok {
 		return gvk, ns, name, false
@@ -270,7 +262,7 @@ func (v *validator) objectID(field, prefix string, o map[string]any) (gvk schema
 	}
 	gvk = gv.WithKind(kind)
 	if v.known.Kinds != nil && !slices.Contains(v.known.Kinds, gvk) {
-		bad("kind", fmt.Sprintf("unknown kind %s", FormatKind(gvk)))
+		bad("kind", fmt.Sprintf("unknown kind %s", scenario.FormatKind(gvk)))
 		return gvk, ns, name, false
 	}
 	return gvk, ns, name, true
@@ -284,7 +276,7 @@ func stringAt(m map[string]any, k string) (string, string) {
 	}
 	s, ok := val.(string)
 	if !ok {
-		return "", "want string, got " + jsonKind(val)
+		return "", "want string, got " + scenario.JSONKind(val)
 	}
 	if s == "" {
 		return "", "empty"
@@ -307,7 +299,7 @@ func (v *validator) controller(field, c string) {
 // maxActionVariants bounds the variants explored action moments make.
 const maxActionVariants = 1000
 
-func (v *validator) trigger(field string, t *Trigger) {
+func (v *validator) trigger(field string, t *scenario.Trigger) {
 	var set []string
 	if t.Step != nil {
 		set = append(set, "step")
@@ -340,8 +332,8 @@ func (v *validator) trigger(field string, t *Trigger) {
 			v.controller(join(f, "controller"), w.Controller)
 		}
 		v.kindRef(f, w.TypeRef)
-		if w.Verb != "" && !slices.Contains(verbs, w.Verb) {
-			v.add(join(f, "verb"), oneOf("verb", w.Verb, verbs))
+		if w.Verb != "" && !slices.Contains(scenario.Verbs, w.Verb) {
+			v.add(join(f, "verb"), oneOf("verb", w.Verb, scenario.Verbs))
 		}
 		if w.Subresource != "" && w.Subresource != "status" {
 			v.add(join(f, "subresource"), fmt.Sprintf("%q: the only subresource is \"status\"", w.Subresource))
@@ -375,7 +367,7 @@ func (v *validator) trigger(field string, t *Trigger) {
 	}
 }
 
-func (v *validator) action(field string, a *Action) {
+func (v *validator) action(field string, a *scenario.Action) {
 	v.trigger(join(field, "at"), &a.At)
 	if r := a.Repeat; r != nil {
 		if r.Count < 2 {
@@ -388,11 +380,11 @@ func (v *validator) action(field string, a *Action) {
 			v.add(join(field, "repeat.every"), fmt.Sprintf("%s: must be positive", r.Every))
 		}
 	}
-	if !slices.Contains(ops, a.Op) {
+	if !slices.Contains(scenario.Ops, a.Op) {
 		if a.Op == "" {
-			v.add(join(field, "op"), "required: one of "+strings.Join(ops, ", "))
+			v.add(join(field, "op"), "required: one of "+strings.Join(scenario.Ops, ", "))
 		} else {
-			v.add(join(field, "op"), oneOf("op", a.Op, ops))
+			v.add(join(field, "op"), oneOf("op", a.Op, scenario.Ops))
 		}
 	}
 	if a.Object == nil {
@@ -400,10 +392,10 @@ func (v *validator) action(field string, a *Action) {
 	} else {
 		v.objectID(join(field, "object"), "", a.Object)
 	}
-	if !slices.Contains(ops, a.Op) {
+	if !slices.Contains(scenario.Ops, a.Op) {
 		return // whether patch fields belong depends on the op
 	}
-	if a.Op != OpPatch {
+	if a.Op != scenario.OpPatch {
 		if a.PatchType != "" {
 			v.add(join(field, "patchType"), fmt.Sprintf("only with op patch, not %q", a.Op))
 		}
@@ -414,9 +406,9 @@ func (v *validator) action(field string, a *Action) {
 	}
 	switch {
 	case a.PatchType == "":
-		v.add(join(field, "patchType"), "required with op patch: one of "+strings.Join(patchTypes, ", "))
-	case !slices.Contains(patchTypes, a.PatchType):
-		v.add(join(field, "patchType"), oneOf("patchType", a.PatchType, patchTypes))
+		v.add(join(field, "patchType"), "required with op patch: one of "+strings.Join(scenario.PatchTypes, ", "))
+	case !slices.Contains(scenario.PatchTypes, a.PatchType):
+		v.add(join(field, "patchType"), oneOf("patchType", a.PatchType, scenario.PatchTypes))
 	}
 	if a.Patch == nil {
 		v.add(join(field, "patch"), "required with op patch")
@@ -428,11 +420,11 @@ func (v *validator) action(field string, a *Action) {
 		return
 	}
 	switch _, isList := body.([]any); {
-	case a.PatchType == PatchJSON && !isList:
-		v.add(join(field, "patch"), "a json patch is an array of operations, got "+jsonKind(body))
-	case a.PatchType != PatchJSON && slices.Contains(patchTypes, a.PatchType):
+	case a.PatchType == scenario.PatchJSON && !isList:
+		v.add(join(field, "patch"), "a json patch is an array of operations, got "+scenario.JSONKind(body))
+	case a.PatchType != scenario.PatchJSON && slices.Contains(scenario.PatchTypes, a.PatchType):
 		if _, ok := body.(map[string]any); !ok {
-			v.add(join(field, "patch"), fmt.Sprintf("a %s patch is an object, got %s", a.PatchType, jsonKind(body)))
+			v.add(join(field, "patch"), fmt.Sprintf("a %s patch is an object, got %s", a.PatchType, scenario.JSONKind(body)))
 		}
 	}
 }
@@ -440,8 +432,8 @@ func (v *validator) action(field string, a *Action) {
 // perturbation checks the references a perturbation makes (controllers
 // among the scenario's, a kind the project serves, well-formed window
 // triggers), then hands it to its type in perturb's table.
-func (v *validator) perturbation(field string, p *Perturbation) {
-	spec := p.Spec()
+func (v *validator) perturbation(field string, p *scenario.Perturbation) {
+	spec := perturb.FromScenario(p)
 	for _, f := range spec.Set {
 		switch f {
 		case "controller":
@@ -469,8 +461,8 @@ func (v *validator) perturbation(field string, p *Perturbation) {
 				v.add(join(f, "controller"), fmt.Sprintf("%q: a crash counts its own controller's writes (%q); leave it out", w.Controller, p.Controller))
 			}
 			v.kindRef(f, w.TypeRef)
-			if w.Verb != "" && !slices.Contains(verbs, w.Verb) {
-				v.add(join(f, "verb"), oneOf("verb", w.Verb, verbs))
+			if w.Verb != "" && !slices.Contains(scenario.Verbs, w.Verb) {
+				v.add(join(f, "verb"), oneOf("verb", w.Verb, scenario.Verbs))
 			}
 			if w.Subresource != "" && w.Subresource != "status" {
 				v.add(join(f, "subresource"), fmt.Sprintf("%q: the only subresource is \"status\"", w.Subresource))
@@ -498,8 +490,8 @@ func (v *validator) perturbation(field string, p *Perturbation) {
 
 func (v *validator) search() {
 	s := &v.s.Search
-	if !slices.Contains(searchModes, s.Mode) {
-		v.add("search.mode", oneOf("search mode", s.Mode, searchModes))
+	if !slices.Contains(scenario.SearchModes, s.Mode) {
+		v.add("search.mode", oneOf("search mode", s.Mode, scenario.SearchModes))
 	}
 	for _, c := range []struct {
 		name string
@@ -513,9 +505,9 @@ func (v *validator) search() {
 		v.add("search.horizon", fmt.Sprintf("%s: must be positive", s.Horizon))
 	}
 	switch {
-	case s.Mode == SearchReplay && s.Trace == "":
+	case s.Mode == scenario.SearchReplay && s.Trace == "":
 		v.add("search.trace", "required with mode replay")
-	case s.Mode != SearchReplay && s.Trace != "":
+	case s.Mode != scenario.SearchReplay && s.Trace != "":
 		v.add("search.trace", fmt.Sprintf("only with mode replay, not %q", s.Mode))
 	}
 }
@@ -558,11 +550,11 @@ func (v *validator) oracles() {
 		}
 		if o.Expr == "" {
 			v.add(join(field, "expr"), "required for type cel")
-		} else if v.stateExpr(join(field, "expr"), o.Expr, o.Scope != ScopeAlways) && o.Scope != ScopeAlways && oracle.CallsServed(o.Expr) {
+		} else if v.stateExpr(join(field, "expr"), o.Expr, o.Scope != scenario.ScopeAlways) && o.Scope != scenario.ScopeAlways && oracle.CallsServed(o.Expr) {
 			v.add(join(field, "expr"), "served(...) is for `when` triggers and always-scope oracles: a final state is judged from the run's records, which keep objects, not the server's kinds")
 		}
-		if !slices.Contains(scopes, o.Scope) {
-			v.add(join(field, "scope"), oneOf("scope", o.Scope, scopes))
+		if !slices.Contains(scenario.Scopes, o.Scope) {
+			v.add(join(field, "scope"), oneOf("scope", o.Scope, scenario.Scopes))
 		}
 	}
 }
@@ -586,7 +578,7 @@ func (v *validator) stateExpr(field, expr string, once bool) bool {
 	}
 	if once {
 		for _, w := range oracle.UnguardedAll(expr) {
-			v.warnings = append(v.warnings, &Error{File: v.file, Field: field, Msg: "CEL: " + w})
+			v.warnings = append(v.warnings, &scenario.Error{File: v.file, Field: field, Msg: "CEL: " + w})
 		}
 	}
 	return true

@@ -1,6 +1,7 @@
-package scenario
+package validate
 
 import (
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"testing"
 )
 
@@ -29,11 +30,11 @@ func TestCELErrorKeepsCaret(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Decode(testFile, decodeBase(t, tt.mut), "testdata")
+			s, err := scenario.Decode(testFile, decodeBase(t, tt.mut), "testdata")
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = s.Validate(known)
+			err = Scenario(s, known)
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("Validate =\n%v\nwant\n%s", err, tt.want)
 			}

@@ -1,4 +1,4 @@
-package scenario
+package validate
 
 import (
 	"encoding/json"

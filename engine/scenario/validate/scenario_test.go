@@ -1,8 +1,9 @@
-package scenario
+package validate
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,11 +63,11 @@ func decodeBase(t *testing.T, mut func(*testing.T, map[string]any)) []byte {
 }
 
 func TestBaseScenarioIsValid(t *testing.T) {
-	s, err := Decode(testFile, decodeBase(t, nil), "testdata")
+	s, err := scenario.Decode(testFile, decodeBase(t, nil), "testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Validate(known); err != nil {
+	if err := Scenario(s, known); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -342,21 +343,21 @@ func TestMalformed(t *testing.T) {
 			if tt.known != nil {
 				k = *tt.known
 			}
-			s, err := Decode(testFile, data, "testdata")
+			s, err := scenario.Decode(testFile, data, "testdata")
 			if err == nil {
-				err = s.Validate(k)
+				err = Scenario(s, k)
 			}
 			if err == nil {
 				t.Fatalf("no error; want one at %q", tt.field)
 			}
-			var list []*Error
-			var one *Error
-			var many ErrorList
+			var list []*scenario.Error
+			var one *scenario.Error
+			var many scenario.ErrorList
 			switch {
 			case errors.As(err, &many):
 				list = many
 			case errors.As(err, &one):
-				list = []*Error{one}
+				list = []*scenario.Error{one}
 			default:
 				t.Fatalf("error %T is not a *scenario.Error: %v", err, err)
 			}
@@ -381,11 +382,11 @@ func TestMalformed(t *testing.T) {
 }
 
 func TestLoadTestdata(t *testing.T) {
-	s, err := Load(filepath.Join("testdata", "valid", "full.json"))
+	s, err := scenario.Load(filepath.Join("testdata", "valid", "full.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Validate(known); err != nil {
+	if err := Scenario(s, known); err != nil {
 		t.Fatal(err)
 	}
 	// Inline objects first, then the manifest's documents in order, the
@@ -401,10 +402,10 @@ func TestLoadTestdata(t *testing.T) {
 	if gen := s.Objects[3]["metadata"].(map[string]any)["generation"]; gen != int64(1) {
 		t.Errorf("manifest integer = %#v, want int64(1)", gen)
 	}
-	if s.Search != (Search{Mode: SearchDFS, MaxSteps: 300, MaxStates: 5000, MaxDepth: 30, Trials: 20, Seed: 7, Horizon: Duration{30 * time.Minute}}) {
+	if s.Search != (scenario.Search{Mode: scenario.SearchDFS, MaxSteps: 300, MaxStates: 5000, MaxDepth: 30, Trials: 20, Seed: 7, Horizon: scenario.Duration{Duration: 30 * time.Minute}}) {
 		t.Errorf("search = %+v", s.Search)
 	}
-	if got := s.Oracles[0].Scope; got != ScopeFinal {
+	if got := s.Oracles[0].Scope; got != scenario.ScopeFinal {
 		t.Errorf("default scope = %q, want final", got)
 	}
 	if got := *s.Perturbations[0].Lag; got.Duration != 2*time.Second {
@@ -425,8 +426,8 @@ func TestLoadTestdata(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load(filepath.Join("testdata", "valid", "nope.json"))
-	var e *Error
+	_, err := scenario.Load(filepath.Join("testdata", "valid", "nope.json"))
+	var e *scenario.Error
 	if !errors.As(err, &e) || e.File == "" || !strings.Contains(e.Msg, "no such file") {
 		t.Fatalf("Load error = %#v", err)
 	}
@@ -434,7 +435,7 @@ func TestLoadMissingFile(t *testing.T) {
 
 func TestInlineNumbers(t *testing.T) {
 	data := decodeBase(t, all(set("objects[0].spec.replicas", 3), set("objects[0].spec.ratio", 0.5), set("objects[0].spec.list", []any{1, 2.5})))
-	s, err := Decode(testFile, data, "testdata")
+	s, err := scenario.Decode(testFile, data, "testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +447,7 @@ func TestInlineNumbers(t *testing.T) {
 }
 
 func TestRoundTrip(t *testing.T) {
-	s, err := Decode(testFile, decodeBase(t, nil), "testdata")
+	s, err := scenario.Decode(testFile, decodeBase(t, nil), "testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,27 +455,34 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Decode(testFile, out, "testdata")
+	s2, err := scenario.Decode(testFile, out, "testdata")
 	if err != nil {
 		t.Fatalf("re-decoding %s: %v", out, err)
 	}
-	if diff := cmp.Diff(s, s2, cmp.AllowUnexported(Scenario{}, objectSource{}), cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff(s, s2, cmpopts.IgnoreUnexported(scenario.Scenario{}), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("round trip (-first +second):\n%s", diff)
+	}
+	for i := range s.Objects {
+		f1, p1 := s.ObjectField(i)
+		f2, p2 := s2.ObjectField(i)
+		if f1 != f2 || p1 != p2 {
+			t.Errorf("object %d is named %s%s, then %s%s", i, p1, f1, p2, f2)
+		}
 	}
 }
 
 func TestErrorList(t *testing.T) {
 	data := decodeBase(t, all(set("name", "Bad Name"), set("search.mode", "bfs")))
-	s, err := Decode(testFile, data, "testdata")
+	s, err := scenario.Decode(testFile, data, "testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.Validate(known)
-	var list ErrorList
+	err = Scenario(s, known)
+	var list scenario.ErrorList
 	if !errors.As(err, &list) || len(list) != 2 {
 		t.Fatalf("Validate = %v, want two errors", err)
 	}
-	var first *Error
+	var first *scenario.Error
 	if !errors.As(err, &first) || first.Field != "name" {
 		t.Errorf("errors.As(*Error) = %v, want the name error", first)
 	}
@@ -487,14 +495,14 @@ func TestErrorList(t *testing.T) {
 
 func TestKnownNilSkipsChecks(t *testing.T) {
 	data := decodeBase(t, all(set("controllers[1]", "anything"), set("objects[0].kind", "Whatever")))
-	s, err := Decode(testFile, data, "testdata")
+	s, err := scenario.Decode(testFile, data, "testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Validate(Known{}); err != nil {
+	if err := Scenario(s, Known{}); err != nil {
 		t.Errorf("Validate(Known{}) = %v", err)
 	}
-	if err := s.Validate(known); err == nil {
+	if err := Scenario(s, known); err == nil {
 		t.Errorf("Validate(known) accepted an unknown controller and kind")
 	}
 }
@@ -518,7 +526,7 @@ func TestParseKind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			gvk, err := ParseKind(tt.in)
+			gvk, err := scenario.ParseKind(tt.in)
 			if tt.want == "" {
 				if err == nil {
 					t.Fatalf("ParseKind(%q) = %v, want an error", tt.in, gvk)
@@ -531,7 +539,7 @@ func TestParseKind(t *testing.T) {
 			if gvk.Group != tt.group || gvk.Version != tt.version || gvk.Kind != tt.kind {
 				t.Errorf("ParseKind(%q) = %#v", tt.in, gvk)
 			}
-			if got := FormatKind(gvk); got != tt.want {
+			if got := scenario.FormatKind(gvk); got != tt.want {
 				t.Errorf("FormatKind = %q, want %q", got, tt.want)
 			}
 		})
@@ -554,7 +562,7 @@ func TestDuration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			var d Duration
+			var d scenario.Duration
 			err := json.Unmarshal([]byte(tt.in), &d)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Unmarshal(%s) error = %v, wantErr %v", tt.in, err, tt.wantErr)
@@ -569,7 +577,7 @@ func TestDuration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var back Duration
+			var back scenario.Duration
 			if err := json.Unmarshal(out, &back); err != nil || back != d {
 				t.Errorf("round trip %s -> %s -> %v (%v)", tt.in, out, back, err)
 			}
@@ -592,16 +600,16 @@ func TestNoCascade(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Decode(testFile, decodeBase(t, tt.mut), "testdata")
+			s, err := scenario.Decode(testFile, decodeBase(t, tt.mut), "testdata")
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = s.Validate(known)
-			var e *Error
+			err = Scenario(s, known)
+			var e *scenario.Error
 			if !errors.As(err, &e) || e.Field != tt.field {
 				t.Fatalf("Validate = %v, want one error at %s", err, tt.field)
 			}
-			var list ErrorList
+			var list scenario.ErrorList
 			if errors.As(err, &list) {
 				t.Errorf("want one error, got %d:\n%v", len(list), err)
 			}
@@ -619,7 +627,7 @@ func TestDefinedKinds(t *testing.T) {
 	crd := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "xwidgets.example.org"},
 		"spec": map[string]any{"group": "example.org", "names": map[string]any{"kind": "XWidget", "plural": "xwidgets"},
 			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true}}}}
-	scn := func(objects ...any) *Scenario {
+	scn := func(objects ...any) *scenario.Scenario {
 		data := decodeBase(t, set("objects", objects))
 		var m map[string]any
 		if err := json.Unmarshal(data, &m); err != nil {
@@ -627,7 +635,7 @@ func TestDefinedKinds(t *testing.T) {
 		}
 		m["actions"] = []any{map[string]any{"name": "create-xr", "at": map[string]any{"step": 1}, "op": "create", "object": xr}}
 		data, _ = json.Marshal(m)
-		s, err := Decode(testFile, data, "testdata")
+		s, err := scenario.Decode(testFile, data, "testdata")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -636,10 +644,10 @@ func TestDefinedKinds(t *testing.T) {
 	k := Known{Controllers: known.Controllers, Kinds: append(slices.Clone(known.Kinds),
 		schema.GroupVersionKind{Group: "example.org", Version: "v1", Kind: "Definer"},
 		schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})}
-	if err := scn(def).Validate(k); err == nil || !strings.Contains(err.Error(), "actions[0].object.kind: unknown kind example.org/v1/XWidget") {
+	if err := Scenario(scn(def), k); err == nil || !strings.Contains(err.Error(), "actions[0].object.kind: unknown kind example.org/v1/XWidget") {
 		t.Errorf("an undefined kind: %v", err)
 	}
-	if err := scn(crd).Validate(k); err != nil {
+	if err := Scenario(scn(crd), k); err != nil {
 		t.Errorf("a kind the scenario's CRD defines: %v", err)
 	}
 	k.Defines = func(o map[string]any) []schema.GroupVersionKind {
@@ -648,7 +656,7 @@ func TestDefinedKinds(t *testing.T) {
 		}
 		return nil
 	}
-	if err := scn(def).Validate(k); err != nil {
+	if err := Scenario(scn(def), k); err != nil {
 		t.Errorf("a kind the project's Defines derives from a scenario object: %v", err)
 	}
 	if k.Kinds[len(k.Kinds)-1].Kind != "CustomResourceDefinition" {
@@ -660,11 +668,11 @@ func TestDefinedKinds(t *testing.T) {
 // actions' writes ("user", as the explorer's write log names them).
 func TestAfterWriteOfUser(t *testing.T) {
 	data := decodeBase(t, set("actions[0].at", parse(`{"afterWrite": {"controller": "user", "verb": "delete", "n": 1}}`)))
-	s, err := Decode(testFile, data, "testdata")
+	s, err := scenario.Decode(testFile, data, "testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Validate(known); err != nil {
+	if err := Scenario(s, known); err != nil {
 		t.Fatal(err)
 	}
 }

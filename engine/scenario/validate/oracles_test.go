@@ -1,6 +1,7 @@
-package scenario
+package validate
 
 import (
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"testing"
 	"time"
 
@@ -20,19 +21,19 @@ func TestWriteHistoryOracles(t *testing.T) {
 		{"name": "converges", "type": "nonConvergence", "hashTimestamps": true},
 		{"name": "self", "type": "selfLostUpdate"}
 	]`)))
-	s, err := Decode(testFile, data, "testdata")
+	s, err := scenario.Decode(testFile, data, "testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Validate(known); err != nil {
+	if err := Scenario(s, known); err != nil {
 		t.Fatal(err)
 	}
 	if err := validateSchema(compileSchema(t), data); err != nil {
 		t.Errorf("does not conform to the schema: %v", err)
 	}
-	want := []Oracle{
-		{Name: "quiet", Type: "quiescence", Settle: &Duration{time.Minute}, Window: &Duration{time.Minute}, MaxWrites: 3},
-		{Name: "quiet-2", Type: "quiescence", Settle: &Duration{30 * time.Second}, Window: &Duration{2 * time.Minute}, MaxWrites: 5},
+	want := []scenario.Oracle{
+		{Name: "quiet", Type: "quiescence", Settle: &scenario.Duration{Duration: time.Minute}, Window: &scenario.Duration{Duration: time.Minute}, MaxWrites: 3},
+		{Name: "quiet-2", Type: "quiescence", Settle: &scenario.Duration{Duration: 30 * time.Second}, Window: &scenario.Duration{Duration: 2 * time.Minute}, MaxWrites: 5},
 	}
 	if diff := cmp.Diff(want, s.Oracles[2:4]); diff != "" {
 		t.Errorf("quiescence oracles (-want +got):\n%s", diff)
