@@ -11,6 +11,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 )
 
 // TestScenarioFeatureGates: a scenario's featureGates reach the core
@@ -51,7 +52,7 @@ func TestScenarioFeatureGates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := scn.Validate(known); err != nil {
+			if err := validate.Scenario(scn, known); err != nil {
 				t.Fatal(err)
 			}
 			enginetest.Bubble(t, 1, func(t *testing.T) {
@@ -71,7 +72,7 @@ func TestScenarioFeatureGates(t *testing.T) {
 	}
 	scn, err := scenario.Decode("md-scale-up.json", withGates(`{"`+ProcessCore+`": {"ClusterTopologyy": true}}`), dir)
 	if err == nil {
-		err = scn.Validate(known)
+		err = validate.Scenario(scn, known)
 	}
 	if err == nil || !strings.Contains(err.Error(), "featureGates."+ProcessCore+".ClusterTopologyy") || !strings.Contains(err.Error(), "ClusterTopology, InPlaceUpdates") {
 		t.Errorf("unknown gate: err %v", err)

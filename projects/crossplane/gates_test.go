@@ -13,6 +13,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -64,7 +65,7 @@ func TestScenarioFeatureGates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := scn.Validate(known); err != nil {
+		if err := validate.Scenario(scn, known); err != nil {
 			t.Fatal(err)
 		}
 		var back time.Duration
@@ -121,7 +122,7 @@ func TestScenarioFeatureGates(t *testing.T) {
 	}
 	scn, err := scenario.Decode("xr-composed-drift.json", text(`{"`+ProcessName+`": {"enable-realtime": false}}`), dir)
 	if err == nil {
-		err = scn.Validate(known)
+		err = validate.Scenario(scn, known)
 	}
 	if err == nil || !strings.Contains(err.Error(), "featureGates."+ProcessName+".enable-realtime") || !strings.Contains(err.Error(), "enable-realtime-compositions") {
 		t.Errorf("unknown gate: err %v", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -79,7 +80,7 @@ func TestScenarioFeatureGates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := scn.Validate(known); err != nil {
+			if err := validate.Scenario(scn, known); err != nil {
 				t.Fatal(err)
 			}
 			enginetest.Bubble(t, 1, func(t *testing.T) {
@@ -117,7 +118,7 @@ func TestScenarioFeatureGates(t *testing.T) {
 	}
 	scn, err := scenario.Decode("bucket-baseline.json", text(`{"bucket": {"CacheSecrets": true}}`), dir)
 	if err == nil {
-		err = scn.Validate(known)
+		err = validate.Scenario(scn, known)
 	}
 	if err == nil || !strings.Contains(err.Error(), "featureGates.bucket.CacheSecrets") ||
 		!strings.Contains(err.Error(), "upstream's gates are CacheSecretsAndConfigMaps, ObjectLevelWorkloadIdentity") {

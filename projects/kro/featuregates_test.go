@@ -11,6 +11,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/enginetest"
 	"github.com/ctrlbugs/corpus/engine/explore"
 	"github.com/ctrlbugs/corpus/engine/scenario"
+	"github.com/ctrlbugs/corpus/engine/scenario/validate"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 
@@ -60,7 +61,7 @@ func TestScenarioFeatureGates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := scn.Validate(known); err != nil {
+			if err := validate.Scenario(scn, known); err != nil {
 				t.Fatal(err)
 			}
 			enginetest.Bubble(t, 1, func(t *testing.T) {
@@ -93,7 +94,7 @@ func TestScenarioFeatureGates(t *testing.T) {
 	}
 	scn, err := scenario.Decode("kro-n2.json", withGates(`{"kro": {"InstanceConditionEvent": true}}`), dir)
 	if err == nil {
-		err = scn.Validate(known)
+		err = validate.Scenario(scn, known)
 	}
 	if err == nil || !strings.Contains(err.Error(), "featureGates.kro.InstanceConditionEvent") ||
 		!strings.Contains(err.Error(), "upstream's gates are CELOmitFunction, InstanceConditionEvents, InstanceConditionMetrics") {
