@@ -3,10 +3,10 @@ package explore
 import (
 	"context"
 	"fmt"
-	"github.com/ctrlbugs/corpus/engine/scenario"
 	"math/rand"
 	"strings"
 
+	"github.com/ctrlbugs/corpus/engine/scenario"
 	"github.com/ctrlbugs/corpus/engine/trace"
 )
 

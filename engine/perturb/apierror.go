@@ -2,7 +2,6 @@ package perturb
 
 import (
 	"fmt"
-	"github.com/ctrlbugs/corpus/engine/scenario"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
 // APIErrorType answers a controller's API calls with an error, as

@@ -2,10 +2,10 @@ package perturb
 
 import (
 	"fmt"
-	"github.com/ctrlbugs/corpus/engine/scenario"
 	"time"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
 // CrashType aborts a controller's reconcile at a write and restarts the

@@ -2,10 +2,10 @@ package perturb
 
 import (
 	"fmt"
-	"github.com/ctrlbugs/corpus/engine/scenario"
 	"strings"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
 // OrderingType makes the order of some controllers' steps a choice point.

@@ -2,12 +2,12 @@ package perturb
 
 import (
 	"fmt"
-	"github.com/ctrlbugs/corpus/engine/scenario"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
 // Staleness modes, as scenarios write them.

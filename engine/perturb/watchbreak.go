@@ -2,12 +2,12 @@ package perturb
 
 import (
 	"fmt"
-	"github.com/ctrlbugs/corpus/engine/scenario"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlbugs/corpus/engine/explore"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
 // WatchBreakType breaks a controller's watch of a kind so that it must

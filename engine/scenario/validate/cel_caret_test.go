@@ -1,8 +1,9 @@
 package validate
 
 import (
-	"github.com/ctrlbugs/corpus/engine/scenario"
 	"testing"
+
+	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
 // TestCELErrorKeepsCaret: an expression that does not compile is reported

@@ -2,14 +2,15 @@ package validate
 
 import (
 	"errors"
-	"github.com/ctrlbugs/corpus/engine/perturb"
-	"github.com/ctrlbugs/corpus/engine/scenario"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctrlbugs/corpus/engine/perturb"
+	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
 // TestMigrate: a scenario of before schema v1 becomes testdata/migrate/

@@ -1,11 +1,12 @@
 package validate
 
 import (
-	"github.com/ctrlbugs/corpus/engine/scenario"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
 // TestWriteHistoryOracles: the oracles over the write history decode,

@@ -3,7 +3,6 @@ package validate
 import (
 	"encoding/json"
 	"errors"
-	"github.com/ctrlbugs/corpus/engine/scenario"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ctrlbugs/corpus/engine/scenario"
 )
 
 // baseScenario is valid; each malformed case changes one thing.
