@@ -13,7 +13,7 @@
 // resources the storage part is kube's own REST storage for the kind
 // (registrystorage.go: the generic registry's Store with the kind's
 // strategies over kube's etcd3 storage over the engine's store); for the
-// others (Service, Event, CRDs, and every kind under an ablation) it is the
+// others (Service, CRDs, and every kind under an ablation) it is the
 // engine's restatement of that Store, asking the kind's writeStrategy
 // (registry.go) where kinds differ. The kind's after-write hook runs once
 // the write is reported (the apiextensions controllers for CRDs,
@@ -179,9 +179,11 @@
 //     labels is read with its template's). The uid and creation time of a
 //     new object are the engine's (the store's BeginCreate hook, and the
 //     storage's create where the hook cannot be set: kube's would be a
-//     random UUID and the wall clock). Not through it: Service (its
-//     storage's allocators, restated in service.go), Event (its storage's
-//     TTL lease), CRDs (custom resources: below); and every kind under an
+//     random UUID and the wall clock). Events too, with their storage's
+//     TTL (EventTTL, --event-ttl's default) as an etcd lease that expires
+//     on the virtual clock. Not through it: Service (its storage's
+//     allocators, restated in service.go), CRDs (custom resources: below);
+//     and every kind under an
 //     ablation of a semantic the store implements (the engine's own path,
 //     with namespace.go's restatement of the namespace registry, departs on
 //     purpose).
@@ -269,7 +271,7 @@
 //     VolumeAttachment and CSINode run their registries' strategies, linked
 //     (fidelity kindrule/*).
 //   - Defaulting on read, for the kinds the engine writes itself (custom
-//     resources, Service, Event, Namespace, CRDs): kube-apiserver's storage
+//     resources, Service, Namespace, CRDs): kube-apiserver's storage
 //     defaults every object it decodes; the engine defaults before storing.
 //     Where a default depends on what PrepareForCreate set (a Job's labels,
 //     from its generated template labels) the two differ; no fidelity case
@@ -277,7 +279,7 @@
 //     storage, now agrees: job/update-without-defaults-noop).
 //   - Service allocation (service.go): deterministic lowest-free cluster IP
 //     and node port instead of random ones; single-stack IPv4 only.
-//   - Kinds the engine writes itself (CRDs, Event, the unlinked built-ins,
+//   - Kinds the engine writes itself (CRDs, the unlinked built-ins,
 //     and every kind under an ablation) refuse a create's resourceVersion
 //     and a taken name before the field manager and validation, not in
 //     storage after them (generic.go). Custom resources and the linked

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,7 @@ import (
 	leasestore "k8s.io/kubernetes/pkg/registry/coordination/lease/storage"
 	configmapstore "k8s.io/kubernetes/pkg/registry/core/configmap/storage"
 	endpointstore "k8s.io/kubernetes/pkg/registry/core/endpoint/storage"
+	eventstore "k8s.io/kubernetes/pkg/registry/core/event/storage"
 	namespacestore "k8s.io/kubernetes/pkg/registry/core/namespace/storage"
 	nodestore "k8s.io/kubernetes/pkg/registry/core/node/storage"
 	pvstore "k8s.io/kubernetes/pkg/registry/core/persistentvolume/storage"
@@ -65,16 +67,20 @@ type kindREST struct {
 	subs map[string]rest.Updater
 }
 
+// EventTTL is how long an Event lives: kube-apiserver's --event-ttl
+// default (cmd/kube-apiserver/app/options: EventTTL 1 h), the TTL its
+// event storage gives every event through an etcd lease (etcdkv.Lease
+// expires it on the virtual clock, with the lease manager's reuse window
+// as kube's etcd3 storage applies it).
+const EventTTL = time.Hour
+
 // registryStorages are the kinds whose creates, updates and deletes kube's
 // own REST storage makes (kindREST, built on first use by the kind's
 // storage package's constructor over restOptions), keyed by group and
 // kind. Kinds linked in kinds.go and
 // absent here keep the engine's write path, each for a reason:
 //   - Service: its storage allocates cluster IPs and node ports with
-//     allocators over their own storage (service.go restates them);
-//   - Event: its storage gives every event a TTL (--event-ttl, 1 h) through
-//     an etcd lease, which would delete the corpus's events mid-run where
-//     the engine keeps them for the trace.
+//     allocators over their own storage (service.go restates them).
 var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGetter) (kindREST, error){
 	{Kind: "Pod"}: func(s *Server, _ generic.RESTOptionsGetter) (kindREST, error) {
 		ps, err := s.podStorage()
@@ -90,6 +96,14 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 			return kindREST{}, err
 		}
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st, "finalize": fin}}, nil
+	},
+	{Kind: "Event"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
+		r, err := eventstore.NewREST(g, uint64(EventTTL/time.Second))
+		if err != nil {
+			return kindREST{}, err
+		}
+		r.BeginCreate = beginCreate
+		return kindREST{main: r}, nil
 	},
 	{Kind: "ConfigMap"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
 		r, err := configmapstore.NewREST(g)
