@@ -274,22 +274,35 @@ func TestReconcileDurationPerController(t *testing.T) {
 			}
 		})
 	}
-	t.Run("never-applies", func(t *testing.T) {
-		scn, err := scenario.Decode("stepper.json", []byte(fmt.Sprintf(stepperScenario, `"reconcileDuration": {"stepper/nope": "100ms"},`)), ".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		enginetest.Bubble(t, 1, func(t *testing.T) {
-			_, err := engine.Run(t.Context(), scn, twoControllerProject(t), engine.Options{Label: "nope"})
-			for _, want := range []string{"reconcileDuration.stepper/nope", `ran no controller "stepper/nope"`, "stepper/stepper, stepper/other"} {
-				if err == nil || !strings.Contains(err.Error(), want) {
-					t.Errorf("error %v, want it to contain %q", err, want)
-				}
+	// A controller name may have slashes of its own (Crossplane's
+	// "crossplane/composite/<xrd>"): validation takes it, and the run
+	// fails when no controller is so named.
+	for _, key := range []string{"stepper/nope", "stepper/composite/nope"} {
+		t.Run("never-applies "+key, func(t *testing.T) {
+			scn, err := scenario.Decode("stepper.json", []byte(fmt.Sprintf(stepperScenario, `"reconcileDuration": {"`+key+`": "100ms"},`)), ".")
+			if err != nil {
+				t.Fatal(err)
 			}
+			known, err := twoControllerProject(t).Known()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := validate.Scenario(scn, known); err != nil {
+				t.Fatalf("validation refuses %q: %v", key, err)
+			}
+			enginetest.Bubble(t, 1, func(t *testing.T) {
+				_, err := engine.Run(t.Context(), scn, twoControllerProject(t), engine.Options{Label: "nope"})
+				for _, want := range []string{"reconcileDuration." + key, `ran no controller "` + key + `"`, "stepper/stepper, stepper/other"} {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("error %v, want it to contain %q", err, want)
+					}
+				}
+			})
 		})
-	})
+	}
 	for _, bad := range []struct{ block, msg string }{
 		{`"reconcileDuration": {"stepper/": "100ms"},`, `a controller is named "<process>/<controller>"`},
+		{`"reconcileDuration": {"stepper/composite/": "100ms"},`, `a controller is named "<process>/<controller>"`},
 		{`"reconcileDuration": {"other/stepper": "100ms"},`, "not among the scenario's controllers"},
 		{`"reconcileDuration": {"stepper/stepper": "soon"},`, "want a duration"},
 	} {

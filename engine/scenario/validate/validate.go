@@ -114,10 +114,12 @@ func (v *validator) top() {
 	for _, name := range slices.Sorted(maps.Keys(s.ReconcileDuration)) {
 		f := "reconcileDuration." + name
 		// A process, or one of its controllers as traces name it
-		// ("<process>/<controller>"): which controllers a process runs is
-		// known once it runs (the run fails if none is so named).
+		// ("<process>/<controller>", the controller's name may have
+		// slashes of its own: Crossplane's "composite/<xrd>"): which
+		// controllers a process runs is known once it runs (the run fails
+		// if none is so named).
 		proc, ctl, perController := strings.Cut(name, "/")
-		if perController && (ctl == "" || strings.Contains(ctl, "/")) {
+		if perController && (ctl == "" || strings.HasSuffix(ctl, "/")) {
 			v.add(f, fmt.Sprintf("%q: a controller is named \"<process>/<controller>\", as traces name it", name))
 			continue
 		}
