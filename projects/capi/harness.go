@@ -168,25 +168,19 @@ func Project() (*ctrlbugs.Project, error) {
 				// caches unstructured objects; setup.ManagerCacheOptions
 				// (core/main.go:386) passes --sync-period, 10m by default
 				// (core/main.go:246).
-				ManagerFor: func(context.Context) ctrlsim.ManagerOptions { return coreManager(scheme) },
-				// --leader-elect with its flag defaults (core/main.go:171-180;
-				// ctrl.Options at :369-396 leaves LeaderElectionReleaseOnCancel
-				// unset): off in code, on in the shipped manifest
-				// (core/config/manager/manager.yaml:23), as production runs it.
-				LeaderElection: &explore.LeaderElection{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
-					RetryPeriod: 2 * time.Second, Source: "cluster-api core/main.go:171-180, :369-396; --leader-elect in core/config/manager/manager.yaml:23"},
+				ManagerFor:     func(context.Context) ctrlsim.ManagerOptions { return coreManager(scheme) },
+				LeaderElection: coreLeaderElection(),
 			},
 			{
 				// The ClusterResourceSet and ClusterResourceSetBinding
 				// reconcilers (addons.go): main runs them in the core
 				// process; here a process of its own, so that a scenario
 				// selects them (and the core's scenarios stay as they are).
-				Name:       ProcessAddons,
-				Setup:      SetupAddons,
-				KnownGates: featuregates.Known(feature.MutableGates),
-				ManagerFor: func(context.Context) ctrlsim.ManagerOptions { return addonsManager(scheme) },
-				LeaderElection: &explore.LeaderElection{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
-					RetryPeriod: 2 * time.Second, Source: "cluster-api core/main.go:171-180, :369-396; --leader-elect in core/config/manager/manager.yaml:23"},
+				Name:           ProcessAddons,
+				Setup:          SetupAddons,
+				KnownGates:     featuregates.Known(feature.MutableGates),
+				ManagerFor:     func(context.Context) ctrlsim.ManagerOptions { return addonsManager(scheme) },
+				LeaderElection: coreLeaderElection(),
 			},
 			{Name: ProcessInfra, Setup: SetupInfraStub, Manager: stubManager()},
 			{Name: ProcessBootstrap, Setup: SetupBootstrapStub, Manager: stubManager()},
@@ -194,6 +188,17 @@ func Project() (*ctrlbugs.Project, error) {
 			{Name: ProcessKubelet, Setup: SetupKubeletStub, Manager: stubManager()},
 		},
 	}, nil
+}
+
+// coreLeaderElection is --leader-elect with its flag defaults
+// (core/main.go:171-180; ctrl.Options at :369-396 leaves
+// LeaderElectionReleaseOnCancel unset): off in code, on in the shipped
+// manifest (core/config/manager/manager.yaml:23), as production runs it.
+// The core process and the addons process (main's one process, split
+// here) each take one.
+func coreLeaderElection() *explore.LeaderElection {
+	return &explore.LeaderElection{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
+		RetryPeriod: 2 * time.Second, Source: "cluster-api core/main.go:171-180, :369-396; --leader-elect in core/config/manager/manager.yaml:23"}
 }
 
 // coreManager is the manager's options core/main.go passes
