@@ -79,6 +79,9 @@ func (s *Server) Clone(clock func() time.Time, at time.Time) (*Server, error) {
 		notified:  s.notified,
 		openAPI:   maps.Clone(s.openAPI),
 		builtinV3: maps.Clone(s.builtinV3),
+		// The front's handlers are built again on first use, over the
+		// clone's own storages (as registry and kv are).
+		builtinConv: s.builtinConv,
 	}
 	c.store = s.store.Clone(c.now)
 	c.randDraws = s.randDraws

@@ -182,6 +182,7 @@ func resetFields(k *Kind, subresource string) map[fieldpath.APIVersion]fieldpath
 
 func (s *Server) addBuiltins() error {
 	conv := applyconfigurations.NewTypeConverter(s.scheme)
+	s.builtinConv = conv
 	// CustomResourceDefinitions are apiextensions-apiserver's: client-go's
 	// schemas do not have them, and apiextensions' own apply
 	// configurations carry no schema (only untyped). Their managed fields

@@ -1,8 +1,6 @@
 package apiserver
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -86,11 +84,6 @@ type ListResult struct {
 	Remaining *int64
 }
 
-type continueToken struct {
-	Rev   int64  `json:"rev"`
-	Start string `json:"start"`
-}
-
 // List returns the objects of a kind in namespace ns ("" = all namespaces)
 // and the list's resourceVersion.
 func (s *Server) List(gvk schema.GroupVersionKind, ns string, lo ListOptions) ([]*unstructured.Unstructured, string, error) {
@@ -135,24 +128,26 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 		if rv > cur {
 			return nil, storage.NewTooLargeResourceVersionError(rv, cur, 1)
 		}
-		if lo.ResourceVersionMatch == metav1.ResourceVersionMatchExact {
-			atRev = int64(rv)
-		}
-	}
-	start := ""
-	if lo.Continue != "" {
-		var tok continueToken
-		raw, err := base64.RawURLEncoding.DecodeString(lo.Continue)
-		if err == nil {
-			err = json.Unmarshal(raw, &tok)
-		}
-		if err != nil {
-			return nil, apierrors.NewBadRequest("invalid continue token")
-		}
-		atRev, start = tok.Rev, tok.Start
 	}
 	if !k.Namespaced {
 		ns = ""
+	}
+	// A continue token, and a resourceVersion the list must be read at,
+	// as kube's storage reads them (storage.ValidateListOptions: the
+	// token's format and its errors are kube's, so a token the handler
+	// front gave continues here and the other way round).
+	keyPrefix := k.etcdPrefix() + "/"
+	if ns != "" {
+		keyPrefix += ns + "/"
+	}
+	withRev, continueKey, err := storage.ValidateListOptions(keyPrefix, storage.APIObjectVersioner{}, storage.ListOptions{
+		ResourceVersion: lo.ResourceVersion, ResourceVersionMatch: lo.ResourceVersionMatch, Recursive: true,
+		Predicate: storage.SelectionPredicate{Limit: lo.Limit, Continue: lo.Continue}})
+	if err != nil {
+		return nil, err
+	}
+	if withRev > 0 {
+		atRev = withRev
 	}
 	if lo.Fields != nil {
 		var err error
@@ -168,7 +163,7 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 	hasMore := false
 	inRange := 0
 	for _, obj := range s.store.List(k.GVK.GroupKind(), ns, atRev) {
-		if start != "" && obj.GetNamespace()+"/"+obj.GetName() <= start {
+		if continueKey != "" && k.etcdKey(obj.GetNamespace(), obj.GetName()) < continueKey {
 			continue
 		}
 		if lo.Limit > 0 && int64(len(out)) >= lo.Limit {
@@ -197,8 +192,11 @@ func (s *Server) ListPage(gvk schema.GroupVersionKind, ns string, lo ListOptions
 	res := &ListResult{Items: out, RV: strconv.FormatInt(rev, 10)}
 	if hasMore {
 		last := out[len(out)-1]
-		raw, _ := json.Marshal(continueToken{Rev: rev, Start: last.GetNamespace() + "/" + last.GetName()})
-		res.Continue = base64.RawURLEncoding.EncodeToString(raw)
+		tok, err := storage.EncodeContinue(k.etcdKey(last.GetNamespace(), last.GetName())+"\x00", keyPrefix, rev)
+		if err != nil {
+			return nil, err
+		}
+		res.Continue = tok
 		unfiltered := (lo.Labels == nil || lo.Labels.Empty()) && (lo.Fields == nil || lo.Fields.Empty())
 		if unfiltered {
 			n := int64(inRange)
@@ -260,4 +258,22 @@ func (s *Server) FieldMatcher(gk schema.GroupKind, sel fields.Selector) (func(*u
 		set, err := s.selectableFields(k, u)
 		return err == nil && sel.Matches(set)
 	}, nil
+}
+
+// etcdPrefix is the key prefix kube's storage keeps k's objects under
+// (restOptions): /registry/<resource> for a built-in kind,
+// /registry/<group>/<resource> for a custom resource.
+func (k *Kind) etcdPrefix() string {
+	if k.CRD {
+		return registryPrefix + "/" + k.GVK.Group + "/" + k.Resource
+	}
+	return registryPrefix + "/" + k.Resource
+}
+
+// etcdKey is the key kube's storage keeps an object of k under.
+func (k *Kind) etcdKey(ns, name string) string {
+	if !k.Namespaced || ns == "" {
+		return k.etcdPrefix() + "/" + name
+	}
+	return k.etcdPrefix() + "/" + ns + "/" + name
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -454,7 +455,7 @@ func (o restOptions) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (
 			if err != nil {
 				return nil, nil, err
 			}
-			return systemFieldsStorage{st}, func() {}, nil
+			return freshness{systemFieldsStorage{st}, o.s}, func() {}, nil
 		},
 		EnableGarbageCollection: true,
 		DeleteCollectionWorkers: 1,
@@ -681,4 +682,47 @@ func (s *Server) storageOut(k *Kind, obj runtime.Object) (*unstructured.Unstruct
 	u = u.DeepCopy()
 	k.coerceCR(u.Object)
 	return u, nil
+}
+
+// freshness is the storage the handler front reads through: kube's etcd3
+// storage, with a read at a resourceVersion newer than the store's
+// answered as kube-apiserver's watch cache answers it
+// (cacher/watch_cache.go waitUntilFreshAndBlock: a 504
+// TooLargeResourceVersion with retryAfterSeconds 1, which client-go's
+// REST client retries). A stand-in, named: the engine runs no watch cache
+// (kube's cacher) over its store, whose reads are never behind, so the
+// answer comes at once where the cacher waits up to 3 s for its cache to
+// catch up; etcd3's own answer would carry no retry. ListPage answers the
+// engine's own lists the same way.
+type freshness struct {
+	storage.Interface
+	s *Server
+}
+
+func (f freshness) tooLarge(rv string) error {
+	if rv == "" || rv == "0" {
+		return nil
+	}
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return nil // the storage's own error
+	}
+	if cur := uint64(f.s.store.Rev()); n > cur {
+		return storage.NewTooLargeResourceVersionError(n, cur, 1)
+	}
+	return nil
+}
+
+func (f freshness) Get(ctx context.Context, key string, opts storage.GetOptions, out runtime.Object) error {
+	if err := f.tooLarge(opts.ResourceVersion); err != nil {
+		return err
+	}
+	return f.Interface.Get(ctx, key, opts, out)
+}
+
+func (f freshness) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	if err := f.tooLarge(opts.ResourceVersion); err != nil {
+		return err
+	}
+	return f.Interface.GetList(ctx, key, opts, listObj)
 }

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -104,6 +105,11 @@ type Server struct {
 	// (etcd), registry those storages by kind (kindStorage).
 	kv       *etcdkv.KV
 	registry map[*Kind]kindREST
+	// builtinConv is the built-in kinds' type converter (client-go's
+	// schemas, as kube-apiserver's); front the handler front's handlers
+	// by kind, built on first use (front.go).
+	builtinConv managedfields.TypeConverter
+	front       map[*Kind]http.Handler
 }
 
 // Write describes one request that reached storage (or was refused), for

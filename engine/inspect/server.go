@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -323,6 +324,14 @@ func (s *Server) renderList(k *apiserver.Kind, res *apiserver.ListResult, accept
 	for _, o := range res.Items {
 		if meta {
 			items = append(items, metadataOf(o))
+		} else if !k.CRD {
+			// A built-in kind's list is encoded from its typed list, whose
+			// items carry no apiVersion or kind (kube's handlers, which
+			// the REST seam serves); a custom resource's items keep theirs.
+			item := maps.Clone(o.Object)
+			delete(item, "apiVersion")
+			delete(item, "kind")
+			items = append(items, item)
 		} else {
 			items = append(items, o.Object)
 		}

@@ -1,0 +1,239 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	restful "github.com/emicklei/go-restful/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/endpoints"
+	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+)
+
+// The handler front: requests answered by kube-apiserver's own endpoint
+// handlers (k8s.io/apiserver/pkg/endpoints/handlers), installed over kube's
+// REST storage for a kind by APIGroupVersion.InstallREST as kube-apiserver
+// installs its built-in groups (GenericAPIServer.installAPIResources), so
+// that content negotiation (JSON, YAML, protobuf, PartialObjectMetadata,
+// Table), option decoding and validation, status codes and error bodies
+// are kube's own. docs/handler-front.md is the design and its staged plan;
+// this is its first stage: reads (get, list) of the kinds whose writes
+// kube's REST storage makes here (registryStorages), main resource and
+// status. Writes, watches, custom resources and the kinds the engine
+// writes itself keep the callers' own paths.
+//
+// What differs from kube-apiserver's installation, each for a reason:
+//   - one go-restful container per kind, built on first use (the engine
+//     builds a kind's storage on first use too), behind kube's
+//     WithRequestInfo and WithWarningRecorder filters only: no
+//     authentication, authorization filter, priority and fairness, audit,
+//     or the timeout filter (which starts goroutines: timeout.go);
+//   - the Authorizer allows everything (it is asked only for
+//     create-on-update and unsafe deletes; nil would make those a 500);
+//   - the storage the handlers call is frontStorage, which serves only the
+//     verbs the front serves and reports what a read returned (ReadResult)
+//     for the caller's record; no watch cache (reads are the etcd3
+//     storage's over the engine's store, as for writes).
+
+// frontMinRequestTimeout and frontMaxRequestBodyBytes are kube-apiserver's
+// defaults (k8s.io/apiserver/pkg/server/config.go: MinRequestTimeout 1800,
+// MaxRequestBodyBytes 3 MiB).
+const (
+	frontMinRequestTimeout   = 1800 * time.Second
+	frontMaxRequestBodyBytes = 3 * 1024 * 1024
+)
+
+// ReadResult is what a read through the front returned, for the caller's
+// record: a get's object resourceVersion, a list's item count and
+// resourceVersion. Set only when the storage answered.
+type ReadResult struct {
+	RV    string
+	Items int
+}
+
+type readResultKey struct{}
+
+// WithReadResult returns a context whose read through the front fills r.
+func WithReadResult(ctx context.Context, r *ReadResult) context.Context {
+	return context.WithValue(ctx, readResultKey{}, r)
+}
+
+func readResult(ctx context.Context) *ReadResult {
+	r, _ := ctx.Value(readResultKey{}).(*ReadResult)
+	return r
+}
+
+// FrontReads returns kube-apiserver's endpoint handlers serving get and
+// list of the kind gvk names (main resource, and status where the kind has
+// it) over kube's REST storage for it, at the kind's served version; ok is
+// false for a kind whose reads the front does not serve (a custom
+// resource, a kind the engine writes itself such as Service, or any kind
+// on a server with an ablation). The handler reads the request's
+// RequestInfo itself (kube's WithRequestInfo filter) and answers with
+// kube's bodies and status codes. It must be called with the caller's
+// lock on the server held, as every other call.
+func (s *Server) FrontReads(gvk schema.GroupVersionKind) (h http.Handler, ok bool, err error) {
+	if !s.FrontServes(gvk) {
+		return nil, false, nil
+	}
+	k := s.kinds[gvk.GroupKind()]
+	if h, ok := s.front[k]; ok {
+		return h, true, nil
+	}
+	r, ok, err := s.kindStorage(k)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	storages := map[string]rest.Storage{}
+	main, err := newFrontStorage(k, r.main, true)
+	if err != nil {
+		return nil, false, err
+	}
+	storages[k.Resource] = main
+	if st, found := r.subs["status"]; found {
+		sub, err := newFrontStorage(k, st, false)
+		if err != nil {
+			return nil, false, err
+		}
+		storages[k.Resource+"/status"] = sub
+	}
+	root := "/apis"
+	if k.GVK.Group == "" {
+		root = "/api"
+	}
+	if s.builtinConv == nil {
+		return nil, false, fmt.Errorf("apiserver: no type converter for built-in kinds")
+	}
+	gv := &endpoints.APIGroupVersion{
+		Root:                       root,
+		GroupVersion:               k.GVK.GroupVersion(),
+		Storage:                    storages,
+		Serializer:                 legacyscheme.Codecs,
+		ParameterCodec:             legacyscheme.ParameterCodec,
+		Typer:                      legacyscheme.Scheme,
+		Creater:                    legacyscheme.Scheme,
+		Convertor:                  legacyscheme.Scheme,
+		Defaulter:                  legacyscheme.Scheme,
+		UnsafeConvertor:            runtime.UnsafeObjectConvertor(legacyscheme.Scheme),
+		Namer:                      meta.NewAccessor(),
+		TypeConverter:              s.builtinConv,
+		EquivalentResourceRegistry: runtime.NewEquivalentResourceRegistry(),
+		Authorizer:                 allowAll{},
+		MinRequestTimeout:          frontMinRequestTimeout,
+		MaxRequestBodyBytes:        frontMaxRequestBodyBytes,
+	}
+	c := restful.NewContainer()
+	c.Router(restful.CurlyRouter{})
+	if _, _, err := gv.InstallREST(c); err != nil {
+		return nil, false, fmt.Errorf("apiserver: installing kube's handlers for %s: %w", k.groupResource(), err)
+	}
+	h = genericapifilters.WithRequestInfo(genericapifilters.WithWarningRecorder(c), &genericrequest.RequestInfoFactory{
+		APIPrefixes:          sets.NewString("api", "apis"),
+		GrouplessAPIPrefixes: sets.NewString("api"),
+	})
+	if s.front == nil {
+		s.front = map[*Kind]http.Handler{}
+	}
+	s.front[k] = h
+	return h, true, nil
+}
+
+// FrontServes reports whether FrontReads serves the kind gvk names.
+func (s *Server) FrontServes(gvk schema.GroupVersionKind) bool {
+	k, found := s.kinds[gvk.GroupKind()]
+	return found && !k.CRD && k.GVK.Version == gvk.Version && s.throughRegistry(k)
+}
+
+// allowAll is the front's Authorizer: every request is the engine's own.
+type allowAll struct{}
+
+func (allowAll) Authorize(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+	return authorizer.DecisionAllow, "", nil
+}
+
+// frontStorage is what the handlers call of kube's REST storage for a
+// kind: its Get, and for a main resource its List and Table conversion,
+// reporting each read's result (ReadResult). Serving only these, it is
+// installed with get and list routes only (the installer's verbs follow
+// the storage's interfaces).
+type frontStorage struct {
+	k   *Kind
+	get rest.Getter
+	new func() runtime.Object
+	// singular is the storage's singular name (discovery's).
+	singular string
+}
+
+// frontList is a main resource's frontStorage: with List.
+type frontList struct {
+	frontStorage
+	list  rest.Lister
+	table rest.TableConvertor
+}
+
+func newFrontStorage(k *Kind, st any, main bool) (rest.Storage, error) {
+	g, ok := st.(rest.Getter)
+	s, ok2 := st.(rest.Storage)
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("apiserver: kube's %s storage (%T) cannot get", k.groupResource(), st)
+	}
+	singular := strings.ToLower(k.GVK.Kind)
+	if p, ok := st.(rest.SingularNameProvider); ok {
+		singular = p.GetSingularName()
+	}
+	fs := frontStorage{k: k, get: g, new: s.New, singular: singular}
+	if !main {
+		return &fs, nil
+	}
+	l, ok := st.(rest.Lister)
+	if !ok {
+		return nil, fmt.Errorf("apiserver: kube's %s storage (%T) cannot list", k.groupResource(), st)
+	}
+	return &frontList{frontStorage: fs, list: l, table: l}, nil
+}
+
+func (f *frontStorage) New() runtime.Object     { return f.new() }
+func (f *frontStorage) Destroy()                {}
+func (f *frontStorage) NamespaceScoped() bool   { return f.k.Namespaced }
+func (f *frontStorage) GetSingularName() string { return f.singular }
+func (f *frontStorage) Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error) {
+	obj, err := f.get.Get(ctx, name, opts)
+	if err == nil {
+		if r := readResult(ctx); r != nil {
+			if m, merr := meta.Accessor(obj); merr == nil {
+				r.RV = m.GetResourceVersion()
+			}
+		}
+	}
+	return obj, err
+}
+
+func (f *frontList) NewList() runtime.Object { return f.list.NewList() }
+func (f *frontList) List(ctx context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
+	obj, err := f.list.List(ctx, opts)
+	if err == nil {
+		if r := readResult(ctx); r != nil {
+			r.Items = meta.LenList(obj)
+			if m, merr := meta.ListAccessor(obj); merr == nil {
+				r.RV = m.GetResourceVersion()
+			}
+		}
+	}
+	return obj, err
+}
+
+func (f *frontList) ConvertToTable(ctx context.Context, obj runtime.Object, opts runtime.Object) (*metav1.Table, error) {
+	return f.table.ConvertToTable(ctx, obj, opts)
+}
