@@ -29,10 +29,11 @@ import (
 // that content negotiation (JSON, YAML, protobuf, PartialObjectMetadata,
 // Table), option decoding and validation, status codes and error bodies
 // are kube's own. docs/handler-front.md is the design and its staged plan;
-// this is its first stage: reads (get, list) of the kinds whose writes
-// kube's REST storage makes here (registryStorages), main resource and
-// status. Writes, watches, custom resources and the kinds the engine
-// writes itself keep the callers' own paths.
+// these are its first stages: reads (get, list) of the kinds whose writes
+// kube's REST storage makes here (registryStorages, and custom resources
+// through apiextensions-apiserver's storage: front_cr.go), main resource
+// and status. Writes, watches and the kinds the engine writes itself keep
+// the callers' own paths.
 //
 // What differs from kube-apiserver's installation, each for a reason:
 //   - one go-restful container per kind, built on first use (the engine
@@ -78,9 +79,10 @@ func readResult(ctx context.Context) *ReadResult {
 // FrontReads returns kube-apiserver's endpoint handlers serving get and
 // list of the kind gvk names (main resource, and status where the kind has
 // it) over kube's REST storage for it, at the kind's served version; ok is
-// false for a kind whose reads the front does not serve (a custom
-// resource, a kind the engine writes itself such as Service, or any kind
-// on a server with an ablation). The handler reads the request's
+// false for a kind whose reads the front does not serve (a kind the engine
+// writes itself such as Service, a custom resource without a structural
+// schema, a version the server does not serve, or any kind on a server
+// with an ablation). The handler reads the request's
 // RequestInfo itself (kube's WithRequestInfo filter) and answers with
 // kube's bodies and status codes. It must be called with the caller's
 // lock on the server held, as every other call.
@@ -95,6 +97,12 @@ func (s *Server) FrontReads(gvk schema.GroupVersionKind) (h http.Handler, ok boo
 	r, ok, err := s.kindStorage(k)
 	if err != nil || !ok {
 		return nil, ok, err
+	}
+	if k.CRD {
+		if h, err = s.crFront(k, r); err != nil {
+			return nil, false, fmt.Errorf("apiserver: the handler front for %s: %w", k.groupResource(), err)
+		}
+		return s.keepFront(k, h), true, nil
 	}
 	storages := map[string]rest.Storage{}
 	main, err := newFrontStorage(k, r.main, true)
@@ -139,7 +147,13 @@ func (s *Server) FrontReads(gvk schema.GroupVersionKind) (h http.Handler, ok boo
 	if _, _, err := gv.InstallREST(c); err != nil {
 		return nil, false, fmt.Errorf("apiserver: installing kube's handlers for %s: %w", k.groupResource(), err)
 	}
-	h = genericapifilters.WithRequestInfo(genericapifilters.WithWarningRecorder(c), &genericrequest.RequestInfoFactory{
+	return s.keepFront(k, c), true, nil
+}
+
+// keepFront puts h behind the filters every front request passes (kube's
+// WithRequestInfo and WithWarningRecorder) and keeps it as k's front.
+func (s *Server) keepFront(k *Kind, h http.Handler) http.Handler {
+	h = genericapifilters.WithRequestInfo(genericapifilters.WithWarningRecorder(h), &genericrequest.RequestInfoFactory{
 		APIPrefixes:          sets.NewString("api", "apis"),
 		GrouplessAPIPrefixes: sets.NewString("api"),
 	})
@@ -147,13 +161,13 @@ func (s *Server) FrontReads(gvk schema.GroupVersionKind) (h http.Handler, ok boo
 		s.front = map[*Kind]http.Handler{}
 	}
 	s.front[k] = h
-	return h, true, nil
+	return h
 }
 
 // FrontServes reports whether FrontReads serves the kind gvk names.
 func (s *Server) FrontServes(gvk schema.GroupVersionKind) bool {
 	k, found := s.kinds[gvk.GroupKind()]
-	return found && !k.CRD && k.GVK.Version == gvk.Version && s.throughRegistry(k)
+	return found && k.GVK.Version == gvk.Version && s.throughRegistry(k)
 }
 
 // allowAll is the front's Authorizer: every request is the engine's own.
@@ -185,7 +199,7 @@ type frontList struct {
 
 func newFrontStorage(k *Kind, st any, main bool) (rest.Storage, error) {
 	g, ok := st.(rest.Getter)
-	s, ok2 := st.(rest.Storage)
+	s, ok2 := st.(interface{ New() runtime.Object })
 	if !ok || !ok2 {
 		return nil, fmt.Errorf("apiserver: kube's %s storage (%T) cannot get", k.groupResource(), st)
 	}

@@ -337,6 +337,7 @@ func (s *Server) crStorage(k *Kind) (kindREST, error) {
 		return kindREST{}, err
 	}
 	cs.CustomResource.BeginCreate = beginCreate
+	cs.CustomResource.PredicateFunc = s.crPredicate(k)
 	r := kindREST{main: cs.CustomResource}
 	if cs.Status != nil {
 		r.subs = map[string]rest.Updater{"status": cs.Status}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -146,4 +147,75 @@ func raw(t *testing.T, rt http.RoundTripper, path, accept string) string {
 		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
 	}
 	return string(b)
+}
+
+// TestFrontReadsCR: gets and lists of a custom resource through the REST
+// seam are answered by the handlers apiextensions-apiserver's CRD handler
+// builds (the front's per-version RequestScope over the custom resource
+// storage): the list an UnstructuredList with metadata.continue ""; a
+// Table with the version's printer columns; field selectors on the
+// version's selectable fields, and kube's 400 on another field; the status
+// subresource's get; PartialObjectMetadata. With the front off the seam's
+// own path gave no Table and no continue field.
+func TestFrontReadsCR(t *testing.T) {
+	f := newFixture(t, ctrlsim.ManagerOptions{})
+	ctx := t.Context()
+	must(t, f.srv.InstallCRDJSON([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+		"metadata":{"name":"gadgets.example.io"},"spec":{"group":"example.io","scope":"Namespaced",
+		"names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","listKind":"GadgetList"},
+		"versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
+		"selectableFields":[{"jsonPath":".spec.color"}],
+		"additionalPrinterColumns":[{"name":"Color","type":"string","jsonPath":".spec.color"}],
+		"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"color":{"type":"string"}}},
+		"status":{"type":"object","properties":{"ok":{"type":"boolean"}}}}}}}]}}`)))
+	for _, c := range []string{"red", "blue"} {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"color": c}}}
+		u.SetAPIVersion("example.io/v1")
+		u.SetKind("Gadget")
+		u.SetNamespace("default")
+		u.SetName(c)
+		must(t, f.direct.Create(ctx, u))
+	}
+	cfg := f.mgr.GetConfig()
+	dc, err := dynamic.NewForConfig(cfg)
+	must(t, err)
+	gvr := schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: "gadgets"}
+
+	ul, err := dc.Resource(gvr).Namespace("default").List(ctx, metav1.ListOptions{FieldSelector: "spec.color=blue"})
+	must(t, err)
+	if len(ul.Items) != 1 || ul.Items[0].GetName() != "blue" {
+		t.Errorf("list by spec.color: %d items", len(ul.Items))
+	}
+	if op := f.hooks.last(t); op.Verb != verb.List || op.Items != 1 || op.GVK.Kind != "Gadget" {
+		t.Errorf("list op %+v", op)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(ul.Object, "metadata", "continue"); !found {
+		t.Errorf("list metadata %v: no continue", ul.Object["metadata"])
+	}
+	if _, err := dc.Resource(gvr).Namespace("default").List(ctx, metav1.ListOptions{FieldSelector: "spec.size=1"}); !apierrors.IsBadRequest(err) {
+		t.Errorf("list by a field that is not selectable: %v", err)
+	}
+	st, err := dc.Resource(gvr).Namespace("default").Get(ctx, "red", metav1.GetOptions{}, "status")
+	must(t, err)
+	if st.GetName() != "red" || st.GetKind() != "Gadget" {
+		t.Errorf("status get: %v", st.Object)
+	}
+	if op := f.hooks.last(t); op.Verb != verb.Get || op.Subresource != "status" || op.ObservedRV != st.GetResourceVersion() {
+		t.Errorf("status get op %+v", op)
+	}
+	tb := raw(t, cfg.Transport, "/apis/example.io/v1/namespaces/default/gadgets", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	if !strings.Contains(tb, `"name":"Color"`) || !strings.Contains(tb, `"cells":["blue","blue"`) {
+		t.Errorf("table body %s", tb)
+	}
+	mc, err := metadata.NewForConfig(cfg)
+	must(t, err)
+	pl, err := mc.Resource(gvr).Namespace("default").List(ctx, metav1.ListOptions{})
+	must(t, err)
+	if len(pl.Items) != 2 || pl.Items[0].Name != "blue" {
+		t.Errorf("metadata list: %+v", pl.Items)
+	}
+	_, err = dc.Resource(gvr).Namespace("default").Get(ctx, "green", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) || err.Error() != `gadgets.example.io "green" not found` {
+		t.Errorf("get missing: %v", err)
+	}
 }

@@ -337,7 +337,10 @@ func (s *Server) renderList(k *apiserver.Kind, res *apiserver.ListResult, accept
 		}
 	}
 	md := map[string]any{"resourceVersion": res.RV}
-	if res.Continue != "" {
+	if res.Continue != "" || (k.CRD && !meta) {
+		// A custom resource's list is an UnstructuredList, whose continue
+		// kube's storage always sets (APIObjectVersioner.UpdateList), ""
+		// on a last page; a typed list omits it when empty.
 		md["continue"] = res.Continue
 	}
 	if res.Remaining != nil {

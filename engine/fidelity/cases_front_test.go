@@ -1,0 +1,101 @@
+package fidelity
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// What the handler front (docs/handler-front.md) changes on the REST
+// seam, each against the real server: a built-in kind's list encoded from
+// its typed list (items without apiVersion or kind), a custom resource's
+// list as an UnstructuredList (metadata.continue present, "" on a last
+// page), Tables with each kind's columns, and the same of the direct
+// client's unstructured lists.
+
+// rawListFacts records whether the JSON list body's first item carries
+// apiVersion, and whether its metadata has a continue field.
+func rawListFacts(o *Observation, label string, body []byte) {
+	var l struct {
+		Metadata map[string]any   `json:"metadata"`
+		Items    []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(body, &l); err != nil {
+		o.Add(label+".decode", err.Error())
+		return
+	}
+	_, cont := l.Metadata["continue"]
+	o.Add(label+".metadata.continue", cont)
+	if len(l.Items) > 0 {
+		_, av := l.Items[0]["apiVersion"]
+		_, k := l.Items[0]["kind"]
+		o.Add(label+".item.apiVersion", av)
+		o.Add(label+".item.kind", k)
+	}
+}
+
+var _ = register("front/list-encoding", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	seedCMs(ctx, c, ns, o)
+	if !o.Err("create widget", c.Create(ctx, widget(ns, "w"))) {
+		return
+	}
+	cs := clientsetFor(c, o)
+	if cs == nil {
+		return
+	}
+	// Through the REST seam, as JSON: the bytes.
+	body, err := cs.CoreV1().RESTClient().Get().Namespace(ns).Resource("configmaps").SetHeader("Accept", "application/json").DoRaw(ctx)
+	if o.Err("configmaps", err) {
+		rawListFacts(o, "configmaps", body)
+	}
+	body, err = cs.CoreV1().RESTClient().Get().AbsPath("/apis", widgetGVK.Group, widgetGVK.Version, "namespaces", ns, "widgets").
+		SetHeader("Accept", "application/json").DoRaw(ctx)
+	if o.Err("widgets", err) {
+		rawListFacts(o, "widgets", body)
+	}
+	// The same lists through the side's controller-runtime client, as
+	// unstructured lists: what a controller holding one reads.
+	for _, k := range []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMapList"}, widgetGVK.GroupVersion().WithKind("WidgetList")} {
+		ul := &unstructured.UnstructuredList{}
+		ul.SetGroupVersionKind(k)
+		if o.Err(k.Kind, c.List(ctx, ul, client.InNamespace(ns))) {
+			_, found, _ := unstructured.NestedFieldNoCopy(ul.Object, "metadata", "continue")
+			o.Add(k.Kind+".metadata.continue", found)
+		}
+	}
+})
+
+var _ = register("front/table", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	seedCMs(ctx, c, ns, o)
+	if !o.Err("create widget", c.Create(ctx, widget(ns, "w"))) {
+		return
+	}
+	cs := clientsetFor(c, o)
+	if cs == nil {
+		return
+	}
+	for _, p := range []string{"/api/v1/namespaces/" + ns + "/configmaps", "/apis/" + widgetGVK.Group + "/" + widgetGVK.Version + "/namespaces/" + ns + "/widgets"} {
+		label := p[strings.LastIndex(p, "/")+1:]
+		body, err := cs.CoreV1().RESTClient().Get().AbsPath(p).SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
+		if !o.Err(label, err) {
+			continue
+		}
+		t := &metav1.Table{}
+		if err := json.Unmarshal(body, t); err != nil {
+			o.Add(label+".decode", err.Error())
+			continue
+		}
+		var cols []string
+		for _, c := range t.ColumnDefinitions {
+			cols = append(cols, c.Name+":"+c.Type)
+		}
+		o.Add(label+".kind", t.Kind)
+		o.Add(label+".columns", strings.Join(cols, ","))
+		o.Add(label+".rows", len(t.Rows))
+	}
+})
