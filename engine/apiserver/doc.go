@@ -21,6 +21,17 @@
 // learns what its calls wrote through Server.Track; observers (Observe)
 // see every write, the server's own included.
 //
+// Reads over HTTP (the REST seam, package ctrlsim) of the kinds whose
+// writes kube's REST storage makes are answered by kube-apiserver's own
+// endpoint handlers over that storage (FrontReads: front.go for built-in
+// kinds, installed by APIGroupVersion.InstallREST; front_cr.go for custom
+// resources, a RequestScope per served version as apiextensions-
+// apiserver's CRD handler builds it), so their negotiation, options,
+// status codes and bodies are kube's; docs/handler-front.md is the design
+// and its remaining stages (watches, writes, inspect). The engine's own
+// reads (Get, ListPage: the direct client and the informer views) read the
+// store, with kube's continue tokens (storage.ValidateListOptions).
+//
 // What it does, and which upstream code does it:
 //   - resourceVersion on every write; 409 Conflict on a stale resourceVersion
 //     in an Update, in a patch that carries metadata.resourceVersion (what
