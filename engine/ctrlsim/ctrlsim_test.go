@@ -81,7 +81,7 @@ type fixture struct {
 	hooks  *recHooks
 }
 
-func newFixture(t *testing.T, opts ctrlsim.ManagerOptions) *fixture {
+func newFixture(t testing.TB, opts ctrlsim.ManagerOptions) *fixture {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -144,7 +144,7 @@ func configMap(name string, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Data: data}
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
