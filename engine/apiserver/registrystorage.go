@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"time"
@@ -396,8 +397,9 @@ func (o restOptions) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (
 		// version. apiextensions-apiserver's codec for it (the CRD
 		// handler's crdConversionRESTOptionsGetter, unexported) also
 		// prunes and defaults by the structural schema as it decodes:
-		// restated as the route's decode below (Kind.coerceCR).
-		codec, versioner = unstructured.UnstructuredJSONScheme, k.GVK.GroupVersion()
+		// restated as crStorageCodec, and as the route's decode below
+		// (Kind.coerceCR).
+		codec, versioner = crStorageCodec{s: o.s, gk: k.GVK.GroupKind()}, k.GVK.GroupVersion()
 		prefix = "/" + gr.Group + "/" + gr.Resource
 	} else {
 		codec, versioner, err = serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
@@ -726,4 +728,38 @@ func (f freshness) GetList(ctx context.Context, key string, opts storage.ListOpt
 		return err
 	}
 	return f.Interface.GetList(ctx, key, opts, listObj)
+}
+
+// crStorageCodec is a custom resource's storage codec: its JSON, pruned and
+// defaulted by the kind's structural schema as it is decoded, as
+// apiextensions-apiserver's crdConversionRESTOptionsGetter wraps the
+// storage codec (schemaCoercingDecoder and unstructuredDefaulter, both
+// unexported: restated over Kind.coerceCR). So what kube's storage reads
+// back (a get, a list, an update's current object) carries the defaults
+// of the schema as it is now, as on a real server: a default added to the
+// schema after an object was written is on the object when it is read.
+type crStorageCodec struct {
+	s  *Server
+	gk schema.GroupKind
+}
+
+func (c crStorageCodec) Encode(obj runtime.Object, w io.Writer) error {
+	return unstructured.UnstructuredJSONScheme.Encode(obj, w)
+}
+
+func (c crStorageCodec) Identifier() runtime.Identifier {
+	return unstructured.UnstructuredJSONScheme.Identifier()
+}
+
+func (c crStorageCodec) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	obj, gvk, err := unstructured.UnstructuredJSONScheme.Decode(data, defaults, into)
+	if err != nil {
+		return obj, gvk, err
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if k, ok := c.s.kinds[c.gk]; ok && k.CRD {
+			k.coerceCR(u.Object)
+		}
+	}
+	return obj, gvk, nil
 }

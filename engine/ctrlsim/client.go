@@ -238,9 +238,12 @@ func (c *Client) list(ctx context.Context, list client.ObjectList, caches func(r
 		if err := c.env.fillList(list, gvk, page.Items, page.RV); err != nil {
 			return err
 		}
-		// A last page has no continue: the server omits the field
-		// (omitempty), so an unstructured list must not carry "".
-		if lm, err := meta.ListAccessor(list); err == nil && page.Continue != "" {
+		// A built-in kind's last page has no continue (its typed list
+		// omits the empty field); a custom resource's list is an
+		// UnstructuredList, whose continue kube's storage always sets
+		// (APIObjectVersioner.UpdateList), "" on a last page (fidelity
+		// case front/list-encoding).
+		if lm, err := meta.ListAccessor(list); err == nil && (page.Continue != "" || c.isCR(gvk)) {
 			lm.SetContinue(page.Continue)
 		}
 		if lm, err := meta.ListAccessor(list); err == nil {
@@ -469,4 +472,10 @@ func (c *Client) deleteAllOf(ctx context.Context, obj client.Object, ns string, 
 		}
 		return c.env.Server.DeleteCollection(gvk, ns, sel, opts, c.name)
 	})
+}
+
+// isCR reports whether gvk is a custom resource's kind on the server.
+func (c *Client) isCR(gvk schema.GroupVersionKind) bool {
+	k, ok := c.env.Server.KindFor(gvk.GroupKind())
+	return ok && k.CRD
 }
