@@ -147,9 +147,9 @@
 //     defaulted (Kind.coerceCR), as it would be read. A kind served
 //     without a structural schema (a test's ServeKind) keeps the engine's
 //     path.
-//   - Service cluster IPs and node ports (service.go): the service
-//     storage's allocation, restated (its allocators are unexported and
-//     need storage): see service.go for what is and is not modelled.
+//   - Service cluster IPs and node ports: kube's service storage
+//     allocates them (alloc.go) with the engine's deterministic allocators
+//     (serviceallocators.go); under an ablation, service.go restates it.
 //   - the scale subresource's managed fields through apimachinery's
 //     managedfields.ScaleHandler and an autoscaling/v1 Scale field manager,
 //     as the scale REST handlers do; a negative scale is 422.
@@ -192,8 +192,8 @@
 //     storage's create where the hook cannot be set: kube's would be a
 //     random UUID and the wall clock). Events too, with their storage's
 //     TTL (EventTTL, --event-ttl's default) as an etcd lease that expires
-//     on the virtual clock. Not through it: Service (its storage's
-//     allocators, restated in service.go), CRDs (custom resources: below);
+//     on the virtual clock. Services too, with the engine's allocators
+//     (serviceallocators.go). Not through it: CRDs (custom resources: below);
 //     and every kind under an
 //     ablation of a semantic the store implements (the engine's own path,
 //     with namespace.go's restatement of the namespace registry, departs on
@@ -288,8 +288,9 @@
 //     from its generated template labels) the two differ; no fidelity case
 //     shows a difference for these kinds (the Job, written through kube's
 //     storage, now agrees: job/update-without-defaults-noop).
-//   - Service allocation (service.go): deterministic lowest-free cluster IP
-//     and node port instead of random ones; single-stack IPv4 only.
+//   - Service allocation (serviceallocators.go): deterministic lowest-free
+//     cluster IP and node port instead of random ones; single-stack IPv4
+//     only; in use is what the store's Services hold (no repair controller).
 //   - Kinds the engine writes itself (CRDs, the unlinked built-ins,
 //     and every kind under an ablation) refuse a create's resourceVersion
 //     and a taken name before the field manager and validation, not in

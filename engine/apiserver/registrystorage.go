@@ -23,6 +23,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	api "k8s.io/kubernetes/pkg/apis/core"
 	kubeletclient "k8s.io/kubernetes/pkg/kubelet/client"
 	daemonsetstore "k8s.io/kubernetes/pkg/registry/apps/daemonset/storage"
 	deploymentstore "k8s.io/kubernetes/pkg/registry/apps/deployment/storage"
@@ -39,6 +40,8 @@ import (
 	pvcstore "k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim/storage"
 	rcstore "k8s.io/kubernetes/pkg/registry/core/replicationcontroller/storage"
 	secretstore "k8s.io/kubernetes/pkg/registry/core/secret/storage"
+	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
+	servicestore "k8s.io/kubernetes/pkg/registry/core/service/storage"
 	sastore "k8s.io/kubernetes/pkg/registry/core/serviceaccount/storage"
 	endpointslicestore "k8s.io/kubernetes/pkg/registry/discovery/endpointslice/storage"
 	pdbstore "k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget/storage"
@@ -79,11 +82,27 @@ const EventTTL = time.Hour
 // registryStorages are the kinds whose creates, updates and deletes kube's
 // own REST storage makes (kindREST, built on first use by the kind's
 // storage package's constructor over restOptions), keyed by group and
-// kind. Kinds linked in kinds.go and
-// absent here keep the engine's write path, each for a reason:
-//   - Service: its storage allocates cluster IPs and node ports with
-//     allocators over their own storage (service.go restates them).
+// kind. Kinds linked in kinds.go and absent here keep the engine's write
+// path.
 var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGetter) (kindREST, error){
+	{Kind: "Service"}: func(s *Server, g generic.RESTOptionsGetter) (kindREST, error) {
+		// The engine's deterministic allocators (serviceallocators.go);
+		// an Endpoints storage (kube's, over the same keys), with which it
+		// deletes a deleted Service's Endpoints as kube's does; no pods or proxy transport (the proxy
+		// subresource is not served). No BeginCreate hook: the storage's
+		// own allocates, and systemFieldsStorage sets uid and creation
+		// time as the object is stored.
+		endpoints, err := endpointstore.NewREST(g)
+		if err != nil {
+			return kindREST{}, err
+		}
+		r, st, _, err := servicestore.NewREST(g, api.IPv4Protocol, map[api.IPFamily]ipallocator.Interface{api.IPv4Protocol: newServiceIPs(s)},
+			newNodePorts(s), endpoints, nil, nil)
+		if err != nil {
+			return kindREST{}, err
+		}
+		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
+	},
 	{Kind: "Pod"}: func(s *Server, _ generic.RESTOptionsGetter) (kindREST, error) {
 		ps, err := s.podStorage()
 		if err != nil {

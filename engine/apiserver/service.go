@@ -13,10 +13,12 @@ import (
 	"k8s.io/kubernetes/pkg/registry/core/service/portallocator"
 )
 
-// Service IPs and node ports: what kube-apiserver's service REST storage
-// (k8s.io/kubernetes/pkg/registry/core/service/storage: beginCreate,
-// beginUpdate, alloc.go) does around the linked strategy. Its allocators
-// are unexported and need the storage layer, so this is restated, for a
+// Service IPs and node ports on a server with an ablation (whose writes
+// take the engine's own path, throughRegistry): what kube-apiserver's
+// service REST storage (k8s.io/kubernetes/pkg/registry/core/service/storage:
+// beginCreate, beginUpdate, alloc.go) does around the linked strategy,
+// restated. Every other server writes Services through that storage itself,
+// with the engine's deterministic allocators (serviceallocators.go). For a
 // single-stack IPv4 cluster like the fidelity suite's test server:
 //   - the service CIDR is 10.0.0.0/16 (StartTestServer's) and the node port
 //     range 30000-32767 (DefaultServiceNodePortRange);
@@ -45,13 +47,7 @@ import (
 // Dual-stack and the RequireDualStack/PreferDualStack policies beyond their
 // validation are not modelled. Fidelity: svc/*.
 
-var (
-	serviceCIDR      = netip.MustParsePrefix("10.0.0.0/16")
-	firstServiceIP   = netip.MustParseAddr("10.0.0.2")
-	nodePortBase     = 30000
-	nodePortSize     = 2768
-	serviceGroupKind = schema.GroupKind{Kind: "Service"}
-)
+var serviceGroupKind = schema.GroupKind{Kind: "Service"}
 
 // serviceAllocations returns the cluster IPs and node ports every stored
 // Service but the named one holds.
