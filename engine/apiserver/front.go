@@ -8,6 +8,7 @@ import (
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -144,6 +146,15 @@ func (s *Server) FrontReads(gvk schema.GroupVersionKind) (h http.Handler, ok boo
 	}
 	c := restful.NewContainer()
 	c.Router(restful.CurlyRouter{})
+	// A path no route matches (a cluster-scoped kind under a namespace,
+	// say), or a method none serves, is answered with kube's Status, as
+	// kube-apiserver's APIServerHandler answers go-restful's errors
+	// (k8s.io/apiserver/pkg/server/handler.go serviceErrorHandler,
+	// unexported: restated).
+	c.ServiceErrorHandler(func(err restful.ServiceError, req *restful.Request, resp *restful.Response) {
+		responsewriters.ErrorNegotiated(apierrors.NewGenericServerResponse(err.Code, "", schema.GroupResource{}, "", err.Message, 0, false),
+			legacyscheme.Codecs, schema.GroupVersion{}, resp, req.Request)
+	})
 	if _, _, err := gv.InstallREST(c); err != nil {
 		return nil, false, fmt.Errorf("apiserver: installing kube's handlers for %s: %w", k.groupResource(), err)
 	}

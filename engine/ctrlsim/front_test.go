@@ -406,3 +406,22 @@ func BenchmarkSeamRead(b *testing.B) {
 		}
 	}
 }
+
+// TestFrontNoRoute: a get the front takes but no route of kube's installs
+// (a cluster-scoped kind under a namespace) is kube's 404 Status, as
+// kube-apiserver answers a path it does not serve; the seam's own path
+// served the Node.
+func TestFrontNoRoute(t *testing.T) {
+	f := newFixture(t, ctrlsim.ManagerOptions{})
+	must(t, f.direct.Create(t.Context(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}))
+	req, err := http.NewRequest(http.MethodGet, "https://ctrlsim.invalid/api/v1/namespaces/default/nodes/n1", nil)
+	must(t, err)
+	resp, err := f.mgr.GetConfig().Transport.RoundTrip(req)
+	must(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), `"kind":"Status"`) || !strings.Contains(string(b), `"reason":"NotFound"`) {
+		t.Errorf("GET a node under a namespace: %d %s", resp.StatusCode, b)
+	}
+}

@@ -99,3 +99,16 @@ var _ = register("front/table", func(ctx context.Context, c client.Client, ns st
 		o.Add(label+".rows", len(t.Rows))
 	}
 })
+
+// A path no route serves, through the seam: a cluster-scoped kind under a
+// namespace, a subresource a kind does not have.
+var _ = register("front/no-route", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	cs := clientsetFor(c, o)
+	if cs == nil {
+		return
+	}
+	_, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces", ns, "nodes", "n1").DoRaw(ctx)
+	o.Err("namespaced node", err)
+	_, err = cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces", ns, "configmaps", "x", "status").DoRaw(ctx)
+	o.Err("configmap status", err)
+})
