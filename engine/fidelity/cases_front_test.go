@@ -3,8 +3,11 @@ package fidelity
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -111,4 +114,44 @@ var _ = register("front/no-route", func(ctx context.Context, c client.Client, ns
 	o.Err("namespaced node", err)
 	_, err = cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces", ns, "configmaps", "x", "status").DoRaw(ctx)
 	o.Err("configmap status", err)
+})
+
+// A read at a resourceVersion newer than the server's: kube's watch cache
+// waits for it (up to 3 s) and answers 504 with retryAfterSeconds 1, which
+// client-go would retry (here MaxRetries 0, to see the answer). The engine
+// has no watch cache: its stand-in (apiserver freshness, and ListPage)
+// answers the same at once.
+var _ = register("front/too-new-resource-version", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	seedCMs(ctx, c, ns, o)
+	cs := clientsetFor(c, o)
+	if cs == nil {
+		return
+	}
+	l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if !o.Err("list-now", err) {
+		return
+	}
+	rv, err := strconv.ParseUint(l.ResourceVersion, 10, 64)
+	if !o.Err("rv", err) {
+		return
+	}
+	future := strconv.FormatUint(rv+100000, 10)
+	for _, r := range []struct {
+		label string
+		req   func() error
+	}{
+		{"get-too-new", func() error {
+			return cs.CoreV1().RESTClient().Get().Namespace(ns).Resource("configmaps").Name("a-red-small").
+				Param("resourceVersion", future).MaxRetries(0).Do(ctx).Error()
+		}},
+		{"list-too-new", func() error {
+			return cs.CoreV1().RESTClient().Get().Namespace(ns).Resource("configmaps").
+				Param("resourceVersion", future).Param("resourceVersionMatch", "NotOlderThan").MaxRetries(0).Do(ctx).Error()
+		}},
+	} {
+		err := r.req()
+		o.Err(r.label, err)
+		delay, ok := apierrors.SuggestsClientDelay(err)
+		o.Add(r.label+".retryAfter", fmt.Sprint(delay, ok))
+	}
 })
