@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -353,7 +353,7 @@ func TestFrontAgreesWithOwnPath(t *testing.T) {
 					}))
 				}
 			}
-			if aerr == nil && !equality.Semantic.DeepEqual(a, b) {
+			if aerr == nil && !apiequality.Semantic.DeepEqual(a, b) {
 				t.Errorf("front and own path differ:\n%s", cmp.Diff(b, a))
 			}
 		})
