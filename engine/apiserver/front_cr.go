@@ -41,7 +41,8 @@ import (
 //
 // Restated because apiextensions-apiserver keeps them unexported (each a
 // few lines, named here): its Scheme (crScheme), unstructuredCreator
-// (crCreator), UnstructuredObjectTyper's dispatch (crTyper) and
+// (the engine's unstructuredCreater, kinds.go), UnstructuredObjectTyper's
+// dispatch (crTyper) and
 // unstructuredNegotiatedSerializer (crSerializer, whose request-body
 // decoder — schema coercion and defaulting — the front does not serve: it
 // serves reads only, and refuses to decode a body, loudly).
@@ -59,15 +60,6 @@ var crScheme = func() *runtime.Scheme {
 		&metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})
 	return s
 }()
-
-// crCreator is apiextensions-apiserver's unstructuredCreator.
-type crCreator struct{}
-
-func (crCreator) New(kind schema.GroupVersionKind) (runtime.Object, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(kind)
-	return u, nil
-}
 
 // crTyper is apiextensions-apiserver's UnstructuredObjectTyper: an
 // Unstructured is typed by its own apiVersion and kind, anything else by
@@ -98,7 +90,7 @@ type crSerializer struct {
 }
 
 func newCRSerializer(typer runtime.ObjectTyper, converter runtime.ObjectConvertor) crSerializer {
-	creator := crCreator{}
+	creator := unstructuredCreater{}
 	streaming := utilfeature.DefaultFeatureGate.Enabled(features.StreamingCollectionEncodingToJSON)
 	return crSerializer{converter: converter, media: []runtime.SerializerInfo{
 		{
@@ -185,7 +177,7 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 		Serializer:          ser,
 		ParameterCodec:      runtime.NewParameterCodec(params),
 		StandardSerializers: standard,
-		Creater:             crCreator{},
+		Creater:             unstructuredCreater{},
 		Convertor:           safe,
 		Typer:               typer,
 		UnsafeConvertor:     unsafe,

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -42,12 +43,18 @@ func rawListFacts(o *Observation, label string, body []byte) {
 	}
 }
 
-var _ = register("front/list-encoding", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+// frontSetup seeds ConfigMaps and a Widget in ns and returns a clientset
+// on the side's rest.Config (nil when either fails, recorded).
+func frontSetup(ctx context.Context, c client.Client, ns string, o *Observation) *kubernetes.Clientset {
 	seedCMs(ctx, c, ns, o)
 	if !o.Err("create widget", c.Create(ctx, widget(ns, "w"))) {
-		return
+		return nil
 	}
-	cs := clientsetFor(c, o)
+	return clientsetFor(c, o)
+}
+
+var _ = register("front/list-encoding", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	cs := frontSetup(ctx, c, ns, o)
 	if cs == nil {
 		return
 	}
@@ -74,11 +81,7 @@ var _ = register("front/list-encoding", func(ctx context.Context, c client.Clien
 })
 
 var _ = register("front/table", func(ctx context.Context, c client.Client, ns string, o *Observation) {
-	seedCMs(ctx, c, ns, o)
-	if !o.Err("create widget", c.Create(ctx, widget(ns, "w"))) {
-		return
-	}
-	cs := clientsetFor(c, o)
+	cs := frontSetup(ctx, c, ns, o)
 	if cs == nil {
 		return
 	}
