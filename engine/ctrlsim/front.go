@@ -52,9 +52,14 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	ctx := viaSeam(req.Context())
 	var rec *httptest.ResponseRecorder
 	err = t.c.call(ctx, op, func() error {
-		h, _, err := env.Server.FrontReads(gvk)
+		h, ok, err := env.Server.FrontReads(gvk)
 		if err != nil {
 			return err
+		}
+		if !ok {
+			// The kind changed between the check and the call (its CRD
+			// went): answered as for a kind not served.
+			return apierrors.NewNotFound(gvr.GroupResource(), ri.Name)
 		}
 		var rr apiserver.ReadResult
 		rec = httptest.NewRecorder()
