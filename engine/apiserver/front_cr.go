@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
@@ -133,15 +134,27 @@ func (refuseDecode) Decode([]byte, *schema.GroupVersionKind, runtime.Object) (ru
 	return nil, nil, fmt.Errorf("apiserver: the handler front serves reads of custom resources only; a request body cannot be decoded")
 }
 
+// crConverterFactory is the process's CR converter factory, as
+// apiextensions-apiserver keeps one per server: shared by every server here
+// (a converter is built per CRD from it; no webhook resolver, so only the
+// None strategy converts).
+var crConverterFactory = sync.OnceValues(func() (*conversion.CRConverterFactory, error) {
+	return conversion.NewCRConverterFactory(nil, nil)
+})
+
 // crFront builds the handlers of a custom resource kind's reads (get of
 // the resource and its status, list) as the CRD handler builds and
 // dispatches them, over r (crStorage).
 func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
+	// The engine serves one version per CRD (the storage version: the
+	// known difference crv2/two-versions-none-conversion), so nothing is
+	// ever converted between versions: the converter is built with the
+	// None strategy whatever the CRD says (a Webhook converter would need
+	// a webhook the engine does not run); it still checks versions and
+	// converts field labels as kube's does.
 	crd := k.crd.DeepCopy()
-	if crd.Spec.Conversion == nil {
-		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-	}
-	factory, err := conversion.NewCRConverterFactory(nil, nil)
+	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	factory, err := crConverterFactory()
 	if err != nil {
 		return nil, err
 	}
