@@ -425,3 +425,31 @@ func TestFrontNoRoute(t *testing.T) {
 		t.Errorf("GET a node under a namespace: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestFrontReadsWebhookCRD: a custom resource whose CRD's conversion
+// strategy is Webhook is read through the front like any other: the engine
+// serves the storage version only, so nothing is converted and no webhook
+// is called.
+func TestFrontReadsWebhookCRD(t *testing.T) {
+	f := newFixture(t, ctrlsim.ManagerOptions{})
+	ctx := t.Context()
+	must(t, f.srv.InstallCRDJSON([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+		"metadata":{"name":"hooks.example.io"},"spec":{"group":"example.io","scope":"Namespaced",
+		"names":{"plural":"hooks","singular":"hook","kind":"Hook","listKind":"HookList"},
+		"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"https://webhook.invalid/convert"}}},
+		"versions":[{"name":"v1","served":true,"storage":true,
+		"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}}]}}`)))
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"a": "b"}}}
+	u.SetAPIVersion("example.io/v1")
+	u.SetKind("Hook")
+	u.SetNamespace("default")
+	u.SetName("h")
+	must(t, f.direct.Create(ctx, u))
+	dc, err := dynamic.NewForConfig(f.mgr.GetConfig())
+	must(t, err)
+	got, err := dc.Resource(schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: "hooks"}).Namespace("default").Get(ctx, "h", metav1.GetOptions{})
+	must(t, err)
+	if got.GetName() != "h" {
+		t.Errorf("get: %v", got.Object)
+	}
+}
