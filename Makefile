@@ -120,7 +120,8 @@ reproduce: check-finding
 explore:
 	@test -n "$(SCENARIO)" -a -f "$(SCENARIO)" || { echo "usage: make explore SCENARIO=scenarios/<project>/<name>.json [SEED=n] [SHARD=i/n] [RELEASE=v…] (file '$(SCENARIO)' not found)" >&2; exit 2; }
 	@p=$$(basename $$(dirname $(SCENARIO))); \
-	test -d projects/$$p || { echo "no project $$p for $(SCENARIO): expected projects/$$p" >&2; exit 2; }; \
+	test -d projects/$$p || p=$$(basename $$(dirname $$(dirname $(SCENARIO)))); \
+	test -d projects/$$p || { echo "no project for $(SCENARIO): expected scenarios/<project>/ (or a folder in it), with projects/<project>" >&2; exit 2; }; \
 	mkdir -p out; \
 	if [ -n "$(RELEASE)" ]; then \
 	  (export CTRLBUGS_SEED=$(SEED) CTRLBUGS_SHARD=$(SHARD) CTRLBUGS_TRACES=$(TRACES); \
