@@ -175,12 +175,7 @@ func TestFrontReadsCR(t *testing.T) {
 		"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"color":{"type":"string"}}},
 		"status":{"type":"object","properties":{"ok":{"type":"boolean"}}}}}}}]}}`)))
 	for _, c := range []string{"red", "blue"} {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"color": c}}}
-		u.SetAPIVersion("example.io/v1")
-		u.SetKind("Gadget")
-		u.SetNamespace("default")
-		u.SetName(c)
-		must(t, f.direct.Create(ctx, u))
+		must(t, f.direct.Create(ctx, exampleObject("Gadget", c, map[string]any{"color": c})))
 	}
 	cfg := f.mgr.GetConfig()
 	dc, err := dynamic.NewForConfig(cfg)
@@ -241,11 +236,7 @@ func frontFixture(t testing.TB) *fixture {
 		name := fmt.Sprintf("o%02d", i)
 		must(t, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name,
 			Labels: map[string]string{"parity": fmt.Sprint(i % 2)}}, Data: map[string]string{"i": fmt.Sprint(i)}}))
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"color": fmt.Sprint(i % 3)}}}
-		u.SetAPIVersion("example.io/v1")
-		u.SetKind("Gadget")
-		u.SetNamespace("default")
-		u.SetName(name)
+		u := exampleObject("Gadget", name, map[string]any{"color": fmt.Sprint(i % 3)})
 		u.SetLabels(map[string]string{"parity": fmt.Sprint(i % 2)})
 		must(t, f.direct.Create(ctx, u))
 	}
@@ -439,12 +430,7 @@ func TestFrontReadsWebhookCRD(t *testing.T) {
 		"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"https://webhook.invalid/convert"}}},
 		"versions":[{"name":"v1","served":true,"storage":true,
 		"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}}]}}`)))
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"a": "b"}}}
-	u.SetAPIVersion("example.io/v1")
-	u.SetKind("Hook")
-	u.SetNamespace("default")
-	u.SetName("h")
-	must(t, f.direct.Create(ctx, u))
+	must(t, f.direct.Create(ctx, exampleObject("Hook", "h", map[string]any{"a": "b"})))
 	dc, err := dynamic.NewForConfig(f.mgr.GetConfig())
 	must(t, err)
 	got, err := dc.Resource(schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: "hooks"}).Namespace("default").Get(ctx, "h", metav1.GetOptions{})
@@ -452,4 +438,15 @@ func TestFrontReadsWebhookCRD(t *testing.T) {
 	if got.GetName() != "h" {
 		t.Errorf("get: %v", got.Object)
 	}
+}
+
+// exampleObject is a custom resource of kind in example.io/v1, named name
+// in default, with spec.
+func exampleObject(kind, name string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetAPIVersion("example.io/v1")
+	u.SetKind(kind)
+	u.SetNamespace("default")
+	u.SetName(name)
+	return u
 }
