@@ -114,7 +114,8 @@ func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The request's wire: its body (the create and update handlers read
 	// it) and the warnings the server gives, sent as Warning headers.
-	if ri, err := t.info.NewRequestInfo(req); err == nil && ri.IsResourceRequest && !t.ownPath {
+	ri, riErr := t.info.NewRequestInfo(req)
+	if riErr == nil && ri.IsResourceRequest && !t.ownPath {
 		if resp, ok := t.viaFront(req, ri); ok {
 			return resp, nil
 		}
@@ -122,7 +123,7 @@ func (t *restTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var warns []string
 	w := &wire{warn: func(text string) { warns = append(warns, text) }}
 	req = req.WithContext(withWireContext(req.Context(), w))
-	body, status := t.serve(req)
+	body, status := t.serve(req, ri, riErr)
 	return respond(req, body, status, warns)
 }
 
@@ -179,11 +180,11 @@ func respond(req *http.Request, body any, status int, warns []string) (*http.Res
 		Request: req, ContentLength: int64(len(data))}, nil
 }
 
-// serve answers one request: the response object and HTTP status.
-func (t *restTransport) serve(req *http.Request) (any, int) {
-	ri, err := t.info.NewRequestInfo(req)
-	if err != nil {
-		return errStatus(apierrors.NewBadRequest(err.Error()))
+// serve answers one request, whose RequestInfo (or the error parsing it)
+// RoundTrip gives: the response object and HTTP status.
+func (t *restTransport) serve(req *http.Request, ri *genericrequest.RequestInfo, riErr error) (any, int) {
+	if riErr != nil {
+		return errStatus(apierrors.NewBadRequest(riErr.Error()))
 	}
 	if !ri.IsResourceRequest {
 		if p := strings.Trim(req.URL.Path, "/"); p == openAPIV3Prefix || strings.HasPrefix(p, openAPIV3Prefix+"/") {
