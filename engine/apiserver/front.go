@@ -220,13 +220,18 @@ func newFrontStorage(k *Kind, st any, main bool) (rest.Storage, error) {
 	}
 	fs := frontStorage{k: k, get: g, new: s.New, singular: singular}
 	if !main {
+		if t, ok := st.(rest.TableConvertor); ok {
+			// A status storage that converts to Tables (kube's pods/status
+			// StatusREST does) serves as=Table gets as kube's does.
+			return &frontStatus{frontStorage: fs, table: clockedTable{t}}, nil
+		}
 		return &fs, nil
 	}
 	l, ok := st.(rest.Lister)
 	if !ok {
 		return nil, fmt.Errorf("apiserver: kube's %s storage (%T) cannot list", k.groupResource(), st)
 	}
-	return &frontList{frontStorage: fs, list: l, table: l}, nil
+	return &frontList{frontStorage: fs, list: l, table: clockedTable{l}}, nil
 }
 
 func (f *frontStorage) New() runtime.Object     { return f.new() }
@@ -243,6 +248,17 @@ func (f *frontStorage) Get(ctx context.Context, name string, opts *metav1.GetOpt
 		}
 	}
 	return obj, err
+}
+
+// frontStatus is a status frontStorage whose kind's storage converts to
+// Tables.
+type frontStatus struct {
+	frontStorage
+	table rest.TableConvertor
+}
+
+func (f *frontStatus) ConvertToTable(ctx context.Context, obj runtime.Object, opts runtime.Object) (*metav1.Table, error) {
+	return f.table.ConvertToTable(ctx, obj, opts)
 }
 
 func (f *frontList) NewList() runtime.Object { return f.list.NewList() }

@@ -203,7 +203,7 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 		Kind:                     k.GVK,
 		HubGroupVersion:          k.GVK.GroupVersion(),
 		MetaGroupVersion:         metav1.SchemeGroupVersion,
-		TableConvertor:           table,
+		TableConvertor:           clockedTable{table},
 		Authorizer:               allowAll{},
 		MaxRequestBodyBytes:      frontMaxRequestBodyBytes,
 	}

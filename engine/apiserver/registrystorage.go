@@ -721,7 +721,7 @@ type freshness struct {
 	s *Server
 }
 
-func (f freshness) tooLarge(rv string) error {
+func (f freshness) tooLarge(ctx context.Context, rv string) error {
 	if rv == "" || rv == "0" {
 		return nil
 	}
@@ -729,21 +729,25 @@ func (f freshness) tooLarge(rv string) error {
 	if err != nil {
 		return nil // the storage's own error
 	}
-	if cur := uint64(f.s.store.Rev()); n > cur {
+	cur := uint64(f.s.store.Rev())
+	if at, ok := etcdkv.ReadRev(ctx); ok && uint64(at) < cur {
+		cur = uint64(at) // a read at a past revision (ReadingAt)
+	}
+	if n > cur {
 		return storage.NewTooLargeResourceVersionError(n, cur, 1)
 	}
 	return nil
 }
 
 func (f freshness) Get(ctx context.Context, key string, opts storage.GetOptions, out runtime.Object) error {
-	if err := f.tooLarge(opts.ResourceVersion); err != nil {
+	if err := f.tooLarge(ctx, opts.ResourceVersion); err != nil {
 		return err
 	}
 	return f.Interface.Get(ctx, key, opts, out)
 }
 
 func (f freshness) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	if err := f.tooLarge(opts.ResourceVersion); err != nil {
+	if err := f.tooLarge(ctx, opts.ResourceVersion); err != nil {
 		return err
 	}
 	return f.Interface.GetList(ctx, key, opts, listObj)

@@ -248,8 +248,9 @@ func opField(op clientv3.Op, name string) reflect.Value {
 	return reflect.ValueOf(op).FieldByName(name)
 }
 
-// rangeOp answers a range request. The caller holds mu.
-func (kv *KV) rangeOp(op clientv3.Op) (*pb.RangeResponse, error) {
+// rangeOp answers a range request as etcd at revision at (ReadAt; -1: the
+// store's present). The caller holds mu.
+func (kv *KV) rangeOp(op clientv3.Op, at int64) (*pb.RangeResponse, error) {
 	switch {
 	case !opField(op, "sort").IsNil():
 		return nil, fmt.Errorf("etcdkv: range of %q: sorted ranges are not served (keys come in key order)", op.KeyBytes())
@@ -257,6 +258,12 @@ func (kv *KV) rangeOp(op clientv3.Op) (*pb.RangeResponse, error) {
 		return nil, fmt.Errorf("etcdkv: range of %q: revision filters are not served", op.KeyBytes())
 	}
 	cur := kv.st.Rev()
+	switch {
+	case at > cur:
+		return nil, fmt.Errorf("etcdkv: range of %q at revision %d (ReadAt): the store is at %d", op.KeyBytes(), at, cur)
+	case at >= 0:
+		cur = at
+	}
 	rev := op.Rev()
 	if rev > cur {
 		return nil, rpctypes.ErrFutureRev
@@ -267,11 +274,14 @@ func (kv *KV) rangeOp(op clientv3.Op) (*pb.RangeResponse, error) {
 	if rev < kv.compacted {
 		return nil, rpctypes.ErrCompacted
 	}
-	entries, err := kv.rangeKeys(op.KeyBytes(), op.RangeBytes(), rev)
-	if err != nil {
-		return nil, err
+	var entries []entry
+	if rev > 0 { // revision 0 is before the first write: nothing stored
+		var err error
+		if entries, err = kv.rangeKeys(op.KeyBytes(), op.RangeBytes(), rev); err != nil {
+			return nil, err
+		}
 	}
-	resp := &pb.RangeResponse{Header: kv.header(), Count: int64(len(entries))}
+	resp := &pb.RangeResponse{Header: &pb.ResponseHeader{Revision: cur}, Count: int64(len(entries))}
 	if op.IsCountOnly() {
 		return resp, nil
 	}
@@ -361,15 +371,22 @@ func (kv *KV) del(sk store.Key) (int64, error) {
 }
 
 // Get implements clientv3.KV.
-func (kv *KV) Get(_ context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+func (kv *KV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	at := int64(-1)
+	if rev, ok := ReadRev(ctx); ok {
+		at = rev
+	}
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
-	r, err := kv.rangeOp(clientv3.OpGet(key, opts...))
+	r, err := kv.rangeOp(clientv3.OpGet(key, opts...), at)
 	return (*clientv3.GetResponse)(r), err
 }
 
 // Put implements clientv3.KV.
-func (kv *KV) Put(_ context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
+func (kv *KV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
+	if err := readOnly(ctx, fmt.Sprintf("put of %q", key)); err != nil {
+		return nil, err
+	}
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
 	r, err := kv.putOp(clientv3.OpPut(key, val, opts...))
@@ -377,7 +394,10 @@ func (kv *KV) Put(_ context.Context, key, val string, opts ...clientv3.OpOption)
 }
 
 // Delete implements clientv3.KV.
-func (kv *KV) Delete(_ context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
+func (kv *KV) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
+	if err := readOnly(ctx, fmt.Sprintf("delete of %q", key)); err != nil {
+		return nil, err
+	}
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
 	r, err := kv.deleteOp(clientv3.OpDelete(key, opts...))
@@ -416,4 +436,4 @@ func (kv *KV) Do(_ context.Context, op clientv3.Op) (clientv3.OpResponse, error)
 }
 
 // Txn implements clientv3.KV.
-func (kv *KV) Txn(ctx context.Context) clientv3.Txn { return &txn{kv: kv} }
+func (kv *KV) Txn(ctx context.Context) clientv3.Txn { return &txn{kv: kv, ctx: ctx} }

@@ -2,6 +2,7 @@ package etcdkv
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -12,6 +13,7 @@ import (
 // atomically under the KV's lock.
 type txn struct {
 	kv          *KV
+	ctx         context.Context // refused under ReadAt
 	cmps        []clientv3.Cmp
 	then, elses []clientv3.Op
 	stage       int // 0: If allowed, 1: Then allowed, 2: Else allowed, 3: done
@@ -47,6 +49,9 @@ func (t *txn) Else(ops ...clientv3.Op) clientv3.Txn {
 
 // Commit runs the transaction.
 func (t *txn) Commit() (*clientv3.TxnResponse, error) {
+	if err := readOnly(t.ctx, "a transaction"); err != nil {
+		return nil, err
+	}
 	kv := t.kv
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
@@ -76,7 +81,7 @@ func (t *txn) Commit() (*clientv3.TxnResponse, error) {
 		var r *pb.ResponseOp
 		switch {
 		case op.IsGet():
-			rr, err := kv.rangeOp(op)
+			rr, err := kv.rangeOp(op, -1)
 			if err != nil {
 				return nil, err
 			}

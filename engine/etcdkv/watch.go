@@ -26,6 +26,9 @@ var _ clientv3.Watcher = (*Watcher)(nil)
 func (w *Watcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
 	op := clientv3.OpGet(key, opts...)
 	kv := w.kv
+	if rev, ok := ReadRev(ctx); ok {
+		panic(fmt.Sprintf("etcdkv: watch of %q under ReadAt(%d): a watch reads the present, never a past revision's state", key, rev))
+	}
 	switch {
 	case opField(op, "filterPut").Bool() || opField(op, "filterDelete").Bool():
 		panic(fmt.Sprintf("etcdkv: watch of %q: event filters are not served", key))

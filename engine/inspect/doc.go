@@ -35,9 +35,21 @@
 //     when the run's server has no such kind (its scheme lacks
 //     apiextensions.k8s.io), each from the step its kind was first served;
 //   - get (and the status subresource) and list at the step's revision,
-//     with label and field selectors (the server's own: ListPage), limit
-//     and continue; PartialObjectMetadata(List) when asked for;
-//   - Table output when asked for (kubectl get): a custom resource through
+//     answered by kube-apiserver's own endpoint handlers over kube's REST
+//     storage, the run server's handler front (apiserver.Server.FrontReads,
+//     which the REST seam serves the present through), with the store read
+//     as it was at the step (apiserver.ReadingAt: kube's etcd3 storage over
+//     etcdkv.ReadAt): negotiation (JSON, YAML, protobuf,
+//     PartialObjectMetadata, Table), options, status codes and error bodies
+//     are kube's, and a Table's ages are measured at the step's virtual
+//     time (kube's printers read the wall clock: they are given copies
+//     whose times are moved by the difference). That is every kind whose
+//     writes kube's REST storage makes, on a run without an ablation; the
+//     others (CRDs, custom resources without a structural schema, every
+//     kind of an ablated run) are answered by this package's own path
+//     below: the server's ListPage and GetAt at the step, JSON, with
+//     PartialObjectMetadata(List) when asked for;
+//   - Table output on that own path (kubectl get): a custom resource through
 //     apiextensions-apiserver's tableconvertor with its CRD's
 //     additionalPrinterColumns (the CRD as stored at the step; the Age
 //     column its defaulting adds when it has none); a built-in kind with
@@ -76,14 +88,16 @@
 //     changed (the trace's summary).
 //
 // Not modelled: writes of any kind (405 MethodNotAllowed, saying the state
-// is a recording), protobuf and CBOR responses (JSON only; clients that
-// ask for protobuf accept JSON), ages that kubectl computes itself from
+// is a recording), protobuf and CBOR responses on the own path and on
+// watches (JSON only; clients that ask for protobuf accept JSON), a
+// watch through kube's handlers (watches are this package's own, as the
+// REST seam's are its own: docs/handler-front.md, Stage 2), ages that kubectl computes itself from
 // the wall clock (describe's Events section, kubectl events: the run
 // happened on 2000-01-01, so they say 26y), events.k8s.io/v1 Events, an
 // Event's count and series aggregation (each event is its own Event), a
 // CRD's changes after its kind was first served when the run's server
 // has no CRD kind, a get at
-// a resourceVersion (served at the step), subresources other than status
+// a resourceVersion on the own path (served at the step), subresources other than status
 // (logs, exec, scale, eviction), authentication and authorization (none:
 // localhost only), the OpenAPI documents of a CRD as it was at an earlier
 // step (the run's last CRDs are documented; a CRD's kind appears only

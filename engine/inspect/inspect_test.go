@@ -93,7 +93,13 @@ func sampleProject(t *testing.T) *engine.Project {
 // recording, used after the bubble ended.
 func record(t *testing.T) *inspect.Recording {
 	t.Helper()
-	scn, err := scenario.Decode("inspect.json", []byte(scenarioText), ".")
+	return recordText(t, scenarioText)
+}
+
+// recordText is record of another scenario.
+func recordText(t *testing.T, text string) *inspect.Recording {
+	t.Helper()
+	scn, err := scenario.Decode("inspect.json", []byte(text), ".")
 	if err != nil {
 		t.Fatal(err)
 	}

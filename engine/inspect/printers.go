@@ -38,7 +38,7 @@ func builtinTable(srv *apiserver.Server, k *apiserver.Kind, objs []*unstructured
 	var internal []runtime.Object
 	for _, o := range objs {
 		c := o.DeepCopy()
-		shiftTimes(c.Object, shift)
+		apiserver.ShiftTimes(c, shift)
 		in, err := srv.Internal(k, c)
 		if err != nil {
 			return nil, false, err
@@ -69,30 +69,4 @@ func builtinTable(srv *apiserver.Server, k *apiserver.Kind, objs []*unstructured
 		t.Rows[i].Object = runtime.RawExtension{Object: objs[i]}
 	}
 	return t, true, nil
-}
-
-// shiftTimes moves every RFC 3339 timestamp in v (metav1.Time and
-// MicroTime values) by d.
-func shiftTimes(v map[string]any, d time.Duration) {
-	var walk func(any) any
-	walk = func(x any) any {
-		switch x := x.(type) {
-		case map[string]any:
-			for key, e := range x {
-				x[key] = walk(e)
-			}
-		case []any:
-			for i, e := range x {
-				x[i] = walk(e)
-			}
-		case string:
-			for _, layout := range []string{time.RFC3339, metav1.RFC3339Micro} {
-				if ts, err := time.Parse(layout, x); err == nil && ts.Format(layout) == x {
-					return ts.Add(d).UTC().Format(layout)
-				}
-			}
-		}
-		return x
-	}
-	walk(v)
 }

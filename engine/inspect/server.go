@@ -173,6 +173,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if !k.Namespaced {
 		ns = ""
 	}
+	if s.viaFront(w, req, ri, k) {
+		return
+	}
 	q := req.URL.Query()
 	accept := req.Header.Get("Accept")
 	switch ri.Verb {
@@ -219,6 +222,37 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	case "watch":
 		s.watch(w, req, k, ns, q)
 	}
+}
+
+// viaFront serves a get (of a main resource or its status) or a list
+// through the run's handler front (apiserver.Server.FrontReads:
+// kube-apiserver's endpoint handlers over kube's REST storage, which the
+// REST seam serves the present through), reading the store as it was at
+// the step and measuring a Table's ages at the step's virtual time
+// (apiserver.ReadingAt). It reports whether it served the request: the
+// front serves every kind whose writes kube's REST storage makes, on a
+// server without an ablation; the other kinds (CRDs, custom resources
+// without a structural schema, every kind of an ablated run) are served
+// below.
+func (s *Server) viaFront(w http.ResponseWriter, req *http.Request, ri *genericrequest.RequestInfo, k *apiserver.Kind) (served bool) {
+	switch {
+	case ri.Verb == "get" && (ri.Subresource == "" || ri.Subresource == "status"):
+	case ri.Verb == "list" && ri.Subresource == "":
+	default:
+		return false
+	}
+	s.locked(func() {
+		srv, rev := s.backend(k, s.step)
+		h, ok, err := srv.FrontReads(k.GVK)
+		switch {
+		case err != nil:
+			writeStatus(w, apierrors.NewInternalError(err))
+		case ok:
+			h.ServeHTTP(w, req.WithContext(apiserver.ReadingAt(req.Context(), rev, s.rec.start.Add(s.rec.Time(s.step)))))
+		}
+		served = err != nil || ok
+	})
+	return served
 }
 
 // refuse answers a write: the state is a recording.
