@@ -28,30 +28,24 @@ const (
 var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
 
 // crdStrategy is the CustomResourceDefinition registry's, as far as the
-// engine restates it (apiextensions-apiserver pkg/registry/customresourcedefinition):
+// engine runs it (apiextensions-apiserver pkg/registry/customresourcedefinition):
 // object-meta validation with apimachinery's rules, which is how its own
-// cleanup finalizer passes; the registry's own validation of the CRD
-// (validateCRD, its strategy's Validate and ValidateUpdate); its storage's Delete adds that
-// finalizer; and, as an after-write hook, what the apiextensions
-// controllers do after a write (followCRD).
+// cleanup finalizer passes; the registry's strategy, whose prepared object
+// is what is stored and whose validation refuses (prepareCRD); its
+// storage's Delete adds that finalizer; and, as an after-write hook, what
+// the apiextensions controllers do after a write (followCRD).
 type crdStrategy struct{ genericStrategy }
 
-// beforeCreate: the CRD registry's validation refuses what the real
-// server refuses (validateCRD); the engine's write is kept.
+// beforeCreate: the CRD registry's strategy prepares and validates the
+// create (prepareCRD).
 func (crdStrategy) beforeCreate(_ *Server, _ *Kind, obj *unstructured.Unstructured, _ bool) (*unstructured.Unstructured, error) {
-	if err := validateCRD(obj, nil, ""); err != nil {
-		return nil, err
-	}
-	return obj, nil
+	return prepareCRD(obj, nil, "")
 }
 
 // beforeUpdate: as beforeCreate, with the update's (or the status
-// subresource's) validation.
+// subresource's) strategy.
 func (crdStrategy) beforeUpdate(_ *Server, _ *Kind, sub string, old, obj *unstructured.Unstructured, _ bool) (*unstructured.Unstructured, error) {
-	if err := validateCRD(obj, old, sub); err != nil {
-		return nil, err
-	}
-	return obj, nil
+	return prepareCRD(obj, old, sub)
 }
 
 // deleteFinalizers: the CRD storage's Delete holds the CRD until its

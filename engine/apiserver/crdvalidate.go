@@ -24,21 +24,25 @@ var crdScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// validateCRD is what the CustomResourceDefinition registry's strategy
+// prepareCRD is what the CustomResourceDefinition registry's strategy
 // (apiextensions-apiserver pkg/registry/customresourcedefinition:
-// NewStrategy, NewStatusStrategy) refuses of a CRD write, with the
-// registry's own validation (ValidateCustomResourceDefinition and its
+// NewStrategy, NewStatusStrategy) makes of a CRD write, as
+// rest.BeforeCreate or BeforeUpdate runs it: the object is decoded as a
+// request body is (v1 defaults, converted to the internal version),
+// prepared (PrepareForCreate: the status reset, storedVersions from the
+// storage version, generation 1; PrepareForUpdate: the old status kept,
+// the storage version added to storedVersions, generation bumped on a
+// spec change; the status strategy: the old spec kept) and validated with
+// the registry's own validation (ValidateCustomResourceDefinition and its
 // update and status variants: structural schemas, names, versions,
 // x-kubernetes-validations compiled and their estimated cost within
-// budget, ...): the object is decoded as a request body is (v1 defaults,
-// converted to the internal version) and prepared as rest.BeforeCreate or
-// BeforeUpdate prepares it, on a copy: only the verdict is taken, the
-// engine keeps its own CRD write (crdStrategy, followCRD). old is nil for
-// a create; sub is the subresource written.
-func validateCRD(obj, old *unstructured.Unstructured, sub string) error {
+// budget, ...). It returns the prepared object as kube stores it (the
+// internal version encoded at v1), or the registry's refusal. old is nil
+// for a create; sub is the subresource written.
+func prepareCRD(obj, old *unstructured.Unstructured, sub string) (*unstructured.Unstructured, error) {
 	in, err := crdInternal(obj)
 	if err != nil {
-		return apierrors.NewBadRequest(err.Error())
+		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	k := &Kind{GVK: crdGVK, Resource: "customresourcedefinitions"}
 	var errs field.ErrorList
@@ -50,7 +54,7 @@ func validateCRD(obj, old *unstructured.Unstructured, sub string) error {
 	} else {
 		oldIn, err := crdInternal(old)
 		if err != nil {
-			return apierrors.NewInternalError(err)
+			return nil, apierrors.NewInternalError(err)
 		}
 		ctx := strategyContext(k, "", "update", sub)
 		var st rest.RESTUpdateStrategy = customresourcedefinition.NewStrategy(crdScheme)
@@ -61,9 +65,17 @@ func validateCRD(obj, old *unstructured.Unstructured, sub string) error {
 		errs = st.ValidateUpdate(ctx, in, oldIn)
 	}
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(crdGVK.GroupKind(), obj.GetName(), errs)
+		return nil, apierrors.NewInvalid(crdGVK.GroupKind(), obj.GetName(), errs)
 	}
-	return nil
+	v1 := &apiextensionsv1.CustomResourceDefinition{}
+	if err := crdScheme.Convert(in, v1, nil); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	u, err := toUnstructuredCRD(v1)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return u, nil
 }
 
 // crdInternal decodes a stored or requested CRD as kube-apiserver decodes

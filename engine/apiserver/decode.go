@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -17,7 +18,17 @@ import (
 //   - Namespace: the kubernetes.io/metadata.name label is the name
 //     (SetDefaults_Namespace; the strategy's Canonicalize sets it again after
 //     name generation).
+//   - CustomResourceDefinition: apiextensions v1's defaulting functions, as
+//     apiextensions-apiserver's codec applies them to a v1 body
+//     (SetDefaults_CustomResourceDefinition: names.singular and listKind
+//     from the kind, conversion None, storedVersions from the storage
+//     version when empty; a webhook service's port 443), so the field
+//     manager sees the defaulted fields as the creator's (fidelity case
+//     crd/create-defaults).
 func decodeBuiltin(obj runtime.Object) {
+	if o, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+		crdScheme.Default(o)
+	}
 	if o, ok := obj.(*corev1.Namespace); ok && o.Name != "" {
 		if o.Labels == nil {
 			o.Labels = map[string]string{}

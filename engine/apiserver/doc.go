@@ -76,9 +76,12 @@
 //     on the decoded object by json-patch v4's rules (internal/mergepatch)
 //     rather than on its encoding; TestApply compares the two on generated
 //     objects and patches, and any other patch goes to the library.
-//   - CRD lifecycle (crdlife.go): a CustomResourceDefinition written through
-//     the API is served at once, and a status write by "apiextensions-
-//     apiserver" follows it (acceptedNames, storedVersions, NamesAccepted
+//   - CRD lifecycle (crdlife.go): a CustomResourceDefinition body is
+//     decoded with apiextensions v1's defaults (decode.go: singular and
+//     listKind, conversion None) and the CRD registry's strategy prepares
+//     what is stored (crdvalidate.go prepareCRD: storedVersions, the status
+//     kept or reset, generation); it is served at once, and a status write by "apiextensions-
+//     apiserver" follows it (acceptedNames, NamesAccepted
 //     and Established), as kube-apiserver's naming and establishing
 //     controllers do; deleting it adds the cleanup finalizer, deletes its
 //     objects, and once none is left removes the CRD and stops serving its

@@ -335,3 +335,39 @@ var _ = register("crd/schema-change-prunes-stored", func(ctx context.Context, c 
 		o.Add("apply.spec", fmt.Sprint(applied.Object["spec"]))
 	}
 })
+
+// A CRD is decoded as kube-apiserver decodes a v1 body (its defaults:
+// singular and listKind from the kind, conversion None) and prepared by
+// the CRD registry's strategy (status.storedVersions from the storage
+// version, generation 1) before it is stored: the create's answer already
+// has all of it, and the creator's managed fields own the defaulted
+// fields.
+var _ = register("crd/create-defaults", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	group := ns + ".ctrlbugs.dev"
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "cogs." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "cogs", Kind: "Cog"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: []string{"v0"}},
+	}
+	if !mustOK(o, "create", c.Create(ctx, crd, own)) {
+		return
+	}
+	defer func() { _ = c.Delete(ctx, crd) }()
+	o.Add("generation", crd.Generation)
+	o.Add("singular", crd.Spec.Names.Singular)
+	o.Add("listKind", crd.Spec.Names.ListKind)
+	o.Add("conversion", fmt.Sprint(crd.Spec.Conversion))
+	o.Add("storedVersions", crd.Status.StoredVersions)
+	o.Add("conditions", len(crd.Status.Conditions))
+	for _, m := range crd.ManagedFields {
+		if m.Manager == fieldOwner {
+			o.Add("managed."+string(m.Operation), string(m.FieldsV1.Raw))
+		}
+	}
+})
