@@ -48,8 +48,19 @@ func (crdStrategy) beforeUpdate(_ *Server, _ *Kind, sub string, old, obj *unstru
 	return prepareCRD(obj, old, sub)
 }
 
+// delete is apiextensions-apiserver's CRD storage's Delete
+// (registryDelete: the cleanup finalizer and the Terminating condition on
+// the first delete), else, under an ablation, the engine's with
+// deleteFinalizers.
+func (crdStrategy) delete(s *Server, k *Kind, req Request, old *unstructured.Unstructured, opts metav1.DeleteOptions) (*unstructured.Unstructured, error) {
+	if s.throughRegistry(k) {
+		return s.registryDelete(k, req, old, opts, nil)
+	}
+	return s.delete(k, req, old, opts)
+}
+
 // deleteFinalizers: the CRD storage's Delete holds the CRD until its
-// objects are gone.
+// objects are gone (the engine's path, under an ablation).
 func (crdStrategy) deleteFinalizers(old *unstructured.Unstructured) []string {
 	if old.GetDeletionTimestamp() != nil {
 		return old.GetFinalizers()
@@ -116,12 +127,37 @@ func (s *Server) followCRD(ev store.Event) {
 	_, _ = s.Update(Request{GVK: crdGVK, Name: crd.Name, Subresource: "status", FieldManager: CRDManager}, u)
 }
 
-// finalizeCRD deletes a terminating CRD's objects and, once none is left,
-// lets the CRD go.
-func (s *Server) finalizeCRD(crd *apiextensionsv1.CustomResourceDefinition) {
-	if !slices.Contains(crd.Finalizers, CRDCleanupFinalizer) {
+// crObjectGone: an object of a custom resource kind k left the store; if
+// k's CRD is terminating, the apiextensions finalizer controller finishes
+// it once the kind's last object is gone. The real controller polls for
+// that (pkg/controller/finalizer: every 5 s, then it requeues); here the
+// CRD is looked at again as the object goes.
+func (s *Server) crObjectGone(k *Kind) {
+	crdK, ok := s.kinds[crdGVK.GroupKind()]
+	if !ok || k.crd == nil {
 		return
 	}
+	obj, _, ok := s.store.Peek(storeKey(crdK, "", k.crd.Name), 0)
+	if !ok || obj.GetDeletionTimestamp() == nil {
+		return
+	}
+	if crd, err := decodeCRD(obj); err == nil {
+		s.finalizeCRD(crd)
+	}
+}
+
+// finalizeCRD deletes a terminating CRD's objects and, once none is left,
+// lets the CRD go. It does not run again for a CRD it is finalizing (the
+// deletes it makes come back to it through crObjectGone).
+func (s *Server) finalizeCRD(crd *apiextensionsv1.CustomResourceDefinition) {
+	if !slices.Contains(crd.Finalizers, CRDCleanupFinalizer) || s.finalizing[crd.Name] {
+		return
+	}
+	if s.finalizing == nil {
+		s.finalizing = map[string]bool{}
+	}
+	s.finalizing[crd.Name] = true
+	defer delete(s.finalizing, crd.Name)
 	gk := crdKind(crd)
 	if k, ok := s.kinds[gk]; ok {
 		for _, it := range s.store.List(gk, "", 0) {

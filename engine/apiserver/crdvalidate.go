@@ -2,27 +2,35 @@ package apiserver
 
 import (
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
 
-// crdScheme knows the CustomResourceDefinition types the registry's
-// strategy works on (internal, and v1 with its defaults and conversions).
+// crdScheme is apiextensions-apiserver's Scheme (pkg/apiserver: its
+// install, and meta/v1's options and unversioned types as its init adds
+// them; the package itself is not linked, as it would bring the whole
+// apiextensions server and its controllers): the CustomResourceDefinition
+// types its registry and handlers work on, internal and v1 (with v1's
+// defaults and conversions) and v1beta1. crdCodecs are its codecs.
 var crdScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	if err := apiextensionsinternal.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := apiextensionsv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
+	apiextensionsinstall.Install(s)
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Group: "", Version: "v1"})
+	s.AddUnversionedTypes(schema.GroupVersion{Group: "", Version: "v1"}, &metav1.Status{}, &metav1.WatchEvent{},
+		&metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})
 	return s
 }()
+
+var crdCodecs = serializer.NewCodecFactory(crdScheme)
 
 // prepareCRD is what the CustomResourceDefinition registry's strategy
 // (apiextensions-apiserver pkg/registry/customresourcedefinition:

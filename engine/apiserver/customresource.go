@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/ctrlbugs/corpus/engine/store"
 )
 
 // customResourceStrategy is the strategy of a CRD's kind: apiextensions-
@@ -40,6 +42,22 @@ import (
 type customResourceStrategy struct{ genericStrategy }
 
 func (customResourceStrategy) allowUnconditionalUpdate(*Kind) bool { return false }
+
+// afterWrite: an object that left the store may be the last one holding
+// its terminating CRD (crObjectGone).
+func (customResourceStrategy) afterWrite(s *Server, w Write) {
+	if w.Err != nil {
+		return
+	}
+	for _, e := range w.Events {
+		if e.Type == store.Deleted {
+			if k, ok := s.kinds[e.Key.GroupKind]; ok {
+				s.crObjectGone(k)
+			}
+			return
+		}
+	}
+}
 
 // delete is apiextensions-apiserver's custom resource REST storage's Delete
 // (registryDelete: the generic registry's), else, for a kind without

@@ -78,14 +78,15 @@
 //     objects and patches, and any other patch goes to the library.
 //   - CRD lifecycle (crdlife.go): a CustomResourceDefinition body is
 //     decoded with apiextensions v1's defaults (decode.go: singular and
-//     listKind, conversion None) and the CRD registry's strategy prepares
-//     what is stored (crdvalidate.go prepareCRD: storedVersions, the status
-//     kept or reset, generation); it is served at once, and a status write by "apiextensions-
-//     apiserver" follows it (acceptedNames, NamesAccepted
-//     and Established), as kube-apiserver's naming and establishing
-//     controllers do; deleting it adds the cleanup finalizer, deletes its
-//     objects, and once none is left removes the CRD and stops serving its
-//     kind.
+//     listKind, conversion None) and written through apiextensions-
+//     apiserver's CRD storage (under an ablation, the engine's path runs
+//     the registry's strategy itself: crdvalidate.go prepareCRD); it is
+//     served at once, and a status write by "apiextensions-apiserver"
+//     follows it (acceptedNames, NamesAccepted and Established), as
+//     kube-apiserver's naming and establishing controllers do; once it is
+//     deleted (the storage's Delete: the cleanup finalizer, Terminating)
+//     its objects are deleted, and when the last is gone the finalizer is
+//     removed, the CRD goes and its kind is no longer served.
 //   - owner references: exact duplicates in a request body are collapsed
 //     (before managed fields on create and update, after them on patch), as
 //     the real handlers' dedupOwnerReferences does (unexported in
@@ -196,8 +197,11 @@
 //     random UUID and the wall clock). Events too, with their storage's
 //     TTL (EventTTL, --event-ttl's default) as an etcd lease that expires
 //     on the virtual clock. Services too, with the engine's allocators
-//     (serviceallocators.go). Not through it: CRDs (custom resources: below);
-//     and every kind under an
+//     (serviceallocators.go). CustomResourceDefinitions too, through
+//     apiextensions-apiserver's CRD storage (customresourcedefinition.NewREST
+//     over apiextensions' Scheme: its strategy prepares and validates, its
+//     Delete adds the cleanup finalizer and the Terminating condition).
+//     Not through it: every kind under an
 //     ablation of a semantic the store implements (the engine's own path,
 //     with namespace.go's restatement of the namespace registry, departs on
 //     purpose).
@@ -265,8 +269,10 @@
 //     installing its schema fails, which leaves Established False). CRDs a
 //     harness installs at boot (InstallCRD) are served without a stored
 //     CRD object. A terminating CRD held by objects with finalizers is
-//     looked at again only on its next write (the finalizer controller's
-//     resync is not modelled). The RESTMapper keeps a removed kind's
+//     looked at again when one of its objects goes or the CRD is written
+//     (the finalizer controller polls every 5 s); its Terminating
+//     condition keeps the storage's reason (InstanceDeletionPending: the
+//     controller's later reasons are not written). The RESTMapper keeps a removed kind's
 //     mapping (requests for it are 404s). CRD objects' managed fields are
 //     deduced from the object (no schema for them is linkable: client-go's
 //     has none and apiextensions' apply configurations are untyped), so

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints"
@@ -126,19 +127,28 @@ func (s *Server) FrontReads(gvk schema.GroupVersionKind) (h http.Handler, ok boo
 	if s.builtinConv == nil {
 		return nil, false, fmt.Errorf("apiserver: no type converter for built-in kinds")
 	}
+	// The group's scheme, codecs and type converter as kube installs it:
+	// kube-apiserver's own kinds with legacyscheme, CustomResourceDefinitions
+	// as apiextensions-apiserver installs its group (its Scheme and Codecs,
+	// metav1's ParameterCodec; the engine's CRD type converter is deduced,
+	// see addBuiltins).
+	sc, codecs, params, conv := legacyscheme.Scheme, legacyscheme.Codecs, legacyscheme.ParameterCodec, s.builtinConv
+	if internalScheme(k) == crdScheme {
+		sc, codecs, params, conv = crdScheme, crdCodecs, metav1.ParameterCodec, managedfields.NewDeducedTypeConverter()
+	}
 	gv := &endpoints.APIGroupVersion{
 		Root:                       root,
 		GroupVersion:               k.GVK.GroupVersion(),
 		Storage:                    storages,
-		Serializer:                 legacyscheme.Codecs,
-		ParameterCodec:             legacyscheme.ParameterCodec,
-		Typer:                      legacyscheme.Scheme,
-		Creater:                    legacyscheme.Scheme,
-		Convertor:                  legacyscheme.Scheme,
-		Defaulter:                  legacyscheme.Scheme,
-		UnsafeConvertor:            runtime.UnsafeObjectConvertor(legacyscheme.Scheme),
+		Serializer:                 codecs,
+		ParameterCodec:             params,
+		Typer:                      sc,
+		Creater:                    sc,
+		Convertor:                  sc,
+		Defaulter:                  sc,
+		UnsafeConvertor:            runtime.UnsafeObjectConvertor(sc),
 		Namer:                      meta.NewAccessor(),
-		TypeConverter:              s.builtinConv,
+		TypeConverter:              conv,
 		EquivalentResourceRegistry: runtime.NewEquivalentResourceRegistry(),
 		Authorizer:                 allowAll{},
 		MinRequestTimeout:          frontMinRequestTimeout,
@@ -153,7 +163,7 @@ func (s *Server) FrontReads(gvk schema.GroupVersionKind) (h http.Handler, ok boo
 	// unexported: restated).
 	c.ServiceErrorHandler(func(err restful.ServiceError, req *restful.Request, resp *restful.Response) {
 		responsewriters.ErrorNegotiated(apierrors.NewGenericServerResponse(err.Code, "", schema.GroupResource{}, "", err.Message, 0, false),
-			legacyscheme.Codecs, schema.GroupVersion{}, resp, req.Request)
+			codecs, schema.GroupVersion{}, resp, req.Request)
 	})
 	if _, _, err := gv.InstallREST(c); err != nil {
 		return nil, false, fmt.Errorf("apiserver: installing kube's handlers for %s: %w", k.groupResource(), err)

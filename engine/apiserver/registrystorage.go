@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -102,6 +103,19 @@ var registryStorages = map[schema.GroupKind]func(*Server, generic.RESTOptionsGet
 			return kindREST{}, err
 		}
 		return kindREST{main: r, subs: map[string]rest.Updater{"status": st}}, nil
+	},
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: func(_ *Server, g generic.RESTOptionsGetter) (kindREST, error) {
+		// apiextensions-apiserver's CRD storage, as its server builds it
+		// (pkg/apiserver: NewREST and NewStatusREST over its Scheme): the
+		// registry's strategy prepares and validates every write, its Delete
+		// adds the cleanup finalizer and the Terminating condition. What the
+		// apiextensions controllers do after a write is crdlife.go's.
+		r, err := customresourcedefinition.NewREST(crdScheme, g)
+		if err != nil {
+			return kindREST{}, err
+		}
+		r.BeginCreate = beginCreate
+		return kindREST{main: r, subs: map[string]rest.Updater{"status": customresourcedefinition.NewStatusREST(crdScheme, r)}}, nil
 	},
 	{Kind: "Pod"}: func(s *Server, _ generic.RESTOptionsGetter) (kindREST, error) {
 		ps, err := s.podStorage()
@@ -423,7 +437,7 @@ func (o restOptions) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (
 	} else {
 		codec, versioner, err = serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
 			StorageMediaType:  runtime.ContentTypeJSON,
-			StorageSerializer: legacyscheme.Codecs,
+			StorageSerializer: internalCodecs(k),
 			StorageVersion:    k.GVK.GroupVersion(),
 			MemoryVersion:     schema.GroupVersion{Group: k.GVK.Group, Version: runtime.APIVersionInternal},
 		})
@@ -675,6 +689,14 @@ func (s *Server) registryDelete(k *Kind, req Request, old *unstructured.Unstruct
 		return nil, fmt.Errorf("apiserver: kube's %s storage answered a delete of %s with a Status but the store holds no deletion", k.Resource, key)
 	}
 	return s.storageOut(k, obj)
+}
+
+// internalCodecs are the codecs of k's internal scheme (internalScheme).
+func internalCodecs(k *Kind) runtime.StorageSerializer {
+	if internalScheme(k) == crdScheme {
+		return crdCodecs
+	}
+	return legacyscheme.Codecs
 }
 
 // storageIn is what kube's REST storage for k takes: a built-in kind's

@@ -109,7 +109,9 @@ type Server struct {
 	// schemas, as kube-apiserver's); front the handler front's handlers
 	// by kind, built on first use (front.go).
 	builtinConv managedfields.TypeConverter
-	front       map[*Kind]http.Handler
+	// finalizing names the CRDs finalizeCRD is finalizing (crdlife.go).
+	finalizing map[string]bool
+	front      map[*Kind]http.Handler
 }
 
 // Write describes one request that reached storage (or was refused), for

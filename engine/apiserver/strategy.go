@@ -78,7 +78,18 @@ func (s *Server) toInternal(k *Kind, u *unstructured.Unstructured) (runtime.Obje
 	if err != nil {
 		return nil, err
 	}
-	return legacyscheme.Scheme.ConvertToVersion(typed, schema.GroupVersion{Group: k.GVK.Group, Version: runtime.APIVersionInternal})
+	return internalScheme(k).ConvertToVersion(typed, schema.GroupVersion{Group: k.GVK.Group, Version: runtime.APIVersionInternal})
+}
+
+// internalScheme is the scheme that knows k's internal version and the
+// conversions and defaults around it: apiextensions-apiserver's for
+// CustomResourceDefinitions (crdScheme), kube-apiserver's (legacyscheme)
+// for its own kinds.
+func internalScheme(k *Kind) *runtime.Scheme {
+	if k.GVK.GroupKind() == crdGVK.GroupKind() {
+		return crdScheme
+	}
+	return legacyscheme.Scheme
 }
 
 // fromInternal converts back to the served version, defaulted as the
@@ -86,11 +97,12 @@ func (s *Server) toInternal(k *Kind, u *unstructured.Unstructured) (runtime.Obje
 // and every later read show: e.g. a Job's labels, defaulted from the
 // template labels PrepareForCreate generated).
 func (s *Server) fromInternal(k *Kind, obj runtime.Object) (*unstructured.Unstructured, error) {
-	v1, err := legacyscheme.Scheme.ConvertToVersion(obj, k.GVK.GroupVersion())
+	sc := internalScheme(k)
+	v1, err := sc.ConvertToVersion(obj, k.GVK.GroupVersion())
 	if err != nil {
 		return nil, err
 	}
-	legacyscheme.Scheme.Default(v1)
+	sc.Default(v1)
 	if svc, ok := v1.(*corev1.Service); ok && svc.Spec.Type == corev1.ServiceTypeExternalName {
 		// The service storage's defaultOnReadInternalTrafficPolicy.
 		svc.Spec.InternalTrafficPolicy = nil

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -370,4 +371,60 @@ var _ = register("crd/create-defaults", func(ctx context.Context, c client.Clien
 			o.Add("managed."+string(m.Operation), string(m.FieldsV1.Raw))
 		}
 	}
+})
+
+// Deleting a CRD whose kind still has an object held by a finalizer: the
+// CRD storage's Delete adds the cleanup finalizer and sets the
+// Terminating condition (customresourcedefinition/etcd.go), and the CRD
+// stays, terminating, until the object goes; then it is gone.
+var _ = register("crd/delete-terminating", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	group := ns + ".ctrlbugs.dev"
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "gears." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gears", Singular: "gear", Kind: "Gear", ListKind: "GearList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
+		},
+	}
+	if !mustOK(o, "create-crd", c.Create(ctx, crd, own)) {
+		return
+	}
+	d := dynamicFor(c, o)
+	if d == nil {
+		return
+	}
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gears"}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": "Gear",
+		"metadata": map[string]any{"name": "g", "finalizers": []any{"ctrlbugs.dev/hold"}}, "spec": map[string]any{}}}
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err = d.Resource(gvr).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldOwner}); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !o.Err("create", err) {
+		return
+	}
+	if !o.Err("delete-crd", c.Delete(ctx, crd)) {
+		return
+	}
+	got := &apiextensionsv1.CustomResourceDefinition{}
+	if !o.Err("get-crd", c.Get(ctx, key("", crd.Name), got)) {
+		return
+	}
+	o.Add("deleting", got.DeletionTimestamp != nil)
+	o.Add("finalizers", got.Finalizers)
+	o.Add("terminating", crdCond(got, apiextensionsv1.Terminating))
+	// The object goes: so does the CRD.
+	_, err = d.Resource(gvr).Namespace(ns).Patch(ctx, "g", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{FieldManager: fieldOwner})
+	o.Err("release", err)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err = c.Get(ctx, key("", crd.Name), got); err != nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	o.Err("gone", err)
 })
