@@ -45,8 +45,8 @@
 //     time (kube's printers read the wall clock: they are given copies
 //     whose times are moved by the difference). That is every kind whose
 //     writes kube's REST storage makes, on a run without an ablation; the
-//     others (CRDs, custom resources without a structural schema, every
-//     kind of an ablated run) are answered by this package's own path
+//     others (custom resources without a structural schema, every kind of
+//     an ablated run) are answered by this package's own path
 //     below: the server's ListPage and GetAt at the step, JSON, with
 //     PartialObjectMetadata(List) when asked for;
 //   - Table output on that own path (kubectl get): a custom resource through

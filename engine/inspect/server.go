@@ -231,9 +231,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // the step and measuring a Table's ages at the step's virtual time
 // (apiserver.ReadingAt). It reports whether it served the request: the
 // front serves every kind whose writes kube's REST storage makes, on a
-// server without an ablation; the other kinds (CRDs, custom resources
-// without a structural schema, every kind of an ablated run) are served
-// below.
+// server without an ablation (CustomResourceDefinitions too); the other
+// kinds (custom resources without a structural schema, every kind of an
+// ablated run) are served below.
 func (s *Server) viaFront(w http.ResponseWriter, req *http.Request, ri *genericrequest.RequestInfo, k *apiserver.Kind) (served bool) {
 	switch {
 	case ri.Verb == "get" && (ri.Subresource == "" || ri.Subresource == "status"):
