@@ -20,7 +20,8 @@ import (
 // them; the package itself is not linked, as it would bring the whole
 // apiextensions server and its controllers): the CustomResourceDefinition
 // types its registry and handlers work on, internal and v1 (with v1's
-// defaults and conversions) and v1beta1. crdCodecs are its codecs.
+// defaults and conversions) and v1beta1; its init is restated. crdCodecs
+// are its codecs.
 var crdScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	apiextensionsinstall.Install(s)
