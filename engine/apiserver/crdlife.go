@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/ctrlbugs/corpus/engine/store"
 )
@@ -103,19 +105,29 @@ func (s *Server) followCRD(ev store.Event) {
 		s.finalizeCRD(crd)
 		return
 	}
-	installErr := s.InstallCRD(crd)
 	want := crd.DeepCopy()
-	want.Status.AcceptedNames = crd.Spec.Names
+	names, accepted := s.crdNames(crd)
+	want.Status.AcceptedNames = names
 	for _, v := range crd.Spec.Versions {
 		if v.Storage && !slices.Contains(want.Status.StoredVersions, v.Name) {
 			want.Status.StoredVersions = append(want.Status.StoredVersions, v.Name)
 		}
 	}
-	setCRDCondition(want, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found", s.metaNow())
-	if installErr != nil {
-		setCRDCondition(want, apiextensionsv1.Established, apiextensionsv1.ConditionFalse, "Installing", installErr.Error(), s.metaNow())
-	} else {
-		setCRDCondition(want, apiextensionsv1.Established, apiextensionsv1.ConditionTrue, "InitialNamesAccepted", "the initial names have been accepted", s.metaNow())
+	setCRDCondition(want, apiextensionsv1.NamesAccepted, accepted.Status, accepted.Reason, accepted.Message, s.metaNow())
+	switch {
+	case accepted.Status != apiextensionsv1.ConditionTrue:
+		// Not served: the establishing controller waits for the names.
+		// A CRD never established says so; one that was keeps its
+		// condition (and its kind served under the names it had).
+		if crdCondition(crd, apiextensionsv1.Established) == nil {
+			setCRDCondition(want, apiextensionsv1.Established, apiextensionsv1.ConditionFalse, "NotAccepted", "not all names are accepted", s.metaNow())
+		}
+	default:
+		if installErr := s.InstallCRD(crd); installErr != nil {
+			setCRDCondition(want, apiextensionsv1.Established, apiextensionsv1.ConditionFalse, "Installing", installErr.Error(), s.metaNow())
+		} else {
+			setCRDCondition(want, apiextensionsv1.Established, apiextensionsv1.ConditionTrue, "InitialNamesAccepted", "the initial names have been accepted", s.metaNow())
+		}
 	}
 	if equalCRDStatus(crd.Status, want.Status) {
 		return
@@ -144,6 +156,92 @@ func (s *Server) crObjectGone(k *Kind) {
 	if crd, err := decodeCRD(obj); err == nil {
 		s.finalizeCRD(crd)
 	}
+}
+
+// crdNames is the naming controller's verdict on crd's names
+// (apiextensions-apiserver pkg/controller/status/naming_controller.go,
+// calculateNamesAndConditions and getAcceptedNamesForGroup: unexported
+// methods over its informer's lister, restated over the store): each
+// requested name that differs from the accepted one and is already
+// accepted by a CRD of the same group (plural, singular and short names
+// among resources; kind and listKind among kinds) is not accepted, and the
+// NamesAccepted condition says which conflicted last (the controller's
+// order); categories are always accepted.
+func (s *Server) crdNames(crd *apiextensionsv1.CustomResourceDefinition) (apiextensionsv1.CustomResourceDefinitionNames, apiextensionsv1.CustomResourceDefinitionCondition) {
+	resources, kinds := sets.New[string](), sets.New[string]()
+	for _, o := range s.store.List(crdGVK.GroupKind(), "", 0) {
+		other, err := decodeCRD(o)
+		if err != nil || other.Spec.Group != crd.Spec.Group {
+			continue
+		}
+		an := other.Status.AcceptedNames
+		resources.Insert(an.Plural, an.Singular)
+		resources.Insert(an.ShortNames...)
+		kinds.Insert(an.Kind, an.ListKind)
+	}
+	cond := apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionUnknown}
+	conflict := func(reason string, err error) {
+		cond.Status, cond.Reason, cond.Message = apiextensionsv1.ConditionFalse, reason, err.Error()
+	}
+	fresh := func(requested, accepted string, used sets.Set[string]) error {
+		if requested == accepted || !used.Has(requested) {
+			return nil
+		}
+		return fmt.Errorf("%q is already in use", requested)
+	}
+	req, acc := crd.Spec.Names, crd.Status.AcceptedNames
+	out := acc
+	if err := fresh(req.Plural, acc.Plural, resources); err != nil {
+		conflict("PluralConflict", err)
+	} else {
+		out.Plural = req.Plural
+	}
+	if err := fresh(req.Singular, acc.Singular, resources); err != nil {
+		conflict("SingularConflict", err)
+	} else {
+		out.Singular = req.Singular
+	}
+	if !slices.Equal(req.ShortNames, acc.ShortNames) {
+		var errs []error
+		for _, n := range req.ShortNames {
+			if slices.Contains(acc.ShortNames, n) {
+				continue
+			}
+			if err := fresh(n, "", resources); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := utilerrors.NewAggregate(errs); err != nil {
+			conflict("ShortNamesConflict", err)
+		} else {
+			out.ShortNames = req.ShortNames
+		}
+	}
+	if err := fresh(req.Kind, acc.Kind, kinds); err != nil {
+		conflict("KindConflict", err)
+	} else {
+		out.Kind = req.Kind
+	}
+	if err := fresh(req.ListKind, acc.ListKind, kinds); err != nil {
+		conflict("ListKindConflict", err)
+	} else {
+		out.ListKind = req.ListKind
+	}
+	out.Categories = req.Categories
+	if cond.Status == apiextensionsv1.ConditionUnknown {
+		cond.Status, cond.Reason, cond.Message = apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found"
+	}
+	return out, cond
+}
+
+// crdCondition is crd's condition of type t, or nil.
+func crdCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) *apiextensionsv1.CustomResourceDefinitionCondition {
+	for i := range crd.Status.Conditions {
+		if crd.Status.Conditions[i].Type == t {
+			return &crd.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // finalizeCRD deletes a terminating CRD's objects and, once none is left,

@@ -83,7 +83,10 @@
 //     the registry's strategy itself: crdvalidate.go prepareCRD); it is
 //     served at once, and a status write by "apiextensions-apiserver"
 //     follows it (acceptedNames, NamesAccepted and Established), as
-//     kube-apiserver's naming and establishing controllers do; once it is
+//     kube-apiserver's naming and establishing controllers do (names
+//     another CRD of the group has accepted are not accepted, and the
+//     kind is then not served: the naming controller's verdict,
+//     restated in crdNames); once it is
 //     deleted (the storage's Delete: the cleanup finalizer, Terminating)
 //     its objects are deleted, and when the last is gone the finalizer is
 //     removed, the CRD goes and its kind is no longer served.

@@ -428,3 +428,100 @@ var _ = register("crd/delete-terminating", func(ctx context.Context, c client.Cl
 	}
 	o.Err("gone", err)
 })
+
+// Two CRDs of one group that claim the same kind: the second's names are
+// not accepted (the naming controller's KindConflict), and its kind is
+// the first's.
+var _ = register("crd/names-conflict", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	group := ns + ".ctrlbugs.dev"
+	mk := func(plural string) *apiextensionsv1.CustomResourceDefinition {
+		return &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: group, Scope: apiextensionsv1.NamespaceScoped,
+				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: "Wheel"},
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+						Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
+			},
+		}
+	}
+	first, second := mk("wheels"), mk("rollers")
+	if !mustOK(o, "create-first", c.Create(ctx, first, own)) {
+		return
+	}
+	defer func() { _ = c.Delete(ctx, first) }()
+	got := &apiextensionsv1.CustomResourceDefinition{}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := c.Get(ctx, key("", first.Name), got); err != nil || crdCond(got, apiextensionsv1.Established) == "True" || time.Now().After(deadline) {
+			break
+		}
+	}
+	o.Add("first.established", crdCond(got, apiextensionsv1.Established))
+	if !mustOK(o, "create-second", c.Create(ctx, second, own)) {
+		return
+	}
+	defer func() { _ = c.Delete(ctx, second) }()
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := c.Get(ctx, key("", second.Name), got); err != nil || crdCond(got, apiextensionsv1.NamesAccepted) != "" || time.Now().After(deadline) {
+			break
+		}
+	}
+	o.Add("second.namesAccepted", crdCond(got, apiextensionsv1.NamesAccepted))
+	o.Add("second.established", crdCond(got, apiextensionsv1.Established))
+	o.Add("second.acceptedNames.plural", got.Status.AcceptedNames.Plural)
+})
+
+// A CRD's status written through its status subresource by a user: the
+// status strategy keeps the spec, validates storedVersions (it must hold
+// the storage version), and the main resource's write keeps the status.
+var _ = register("crd/status-writes", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	group := ns + ".ctrlbugs.dev"
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "axles." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "axles", Kind: "Axle"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
+		},
+	}
+	if !mustOK(o, "create", c.Create(ctx, crd, own)) {
+		return
+	}
+	defer func() { _ = c.Delete(ctx, crd) }()
+	got := &apiextensionsv1.CustomResourceDefinition{}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := c.Get(ctx, key("", crd.Name), got); err != nil || crdCond(got, apiextensionsv1.Established) == "True" || time.Now().After(deadline) {
+			break
+		}
+	}
+	bad := got.DeepCopy()
+	bad.Status.StoredVersions = []string{"v0"}
+	if o.Err("status.storedVersions-without-storage", c.Status().Update(ctx, bad, own)) {
+		o.Add("status.storedVersions-without-storage.stored", bad.Status.StoredVersions)
+	}
+	if !o.Err("get", c.Get(ctx, key("", crd.Name), got)) {
+		return
+	}
+	spec := got.DeepCopy()
+	spec.Status.StoredVersions = []string{"v1", "v0"}
+	spec.Spec.Names.ShortNames = []string{"ax"}
+	if o.Err("status.with-spec-change", c.Status().Update(ctx, spec, own)) {
+		o.Add("status.shortNames", spec.Spec.Names.ShortNames)
+		o.Add("status.storedVersions", spec.Status.StoredVersions)
+		o.Add("status.generation", spec.Generation)
+	}
+	if !o.Err("get-again", c.Get(ctx, key("", crd.Name), got)) {
+		return
+	}
+	main := got.DeepCopy()
+	main.Status.StoredVersions = []string{"v1"}
+	main.Spec.Names.ShortNames = []string{"ax"}
+	if o.Err("main.with-status-change", c.Update(ctx, main, own)) {
+		o.Add("main.shortNames", main.Spec.Names.ShortNames)
+		o.Add("main.storedVersions", main.Status.StoredVersions)
+		o.Add("main.generation", main.Generation)
+	}
+})
