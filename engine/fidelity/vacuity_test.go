@@ -61,7 +61,7 @@ var caseSemantics = func() map[string][]string {
 			"sts/status-and-scale", "job/status-subresource", "pdb/status-subresource", "pod/status-subresource",
 			"svc/status-subresource", "status-validate/deploy", "status-validate/ds", "status-validate/rs",
 			"status-validate/sts", "status-validate/job", "status-validate/pdb"},
-		"finalizers":    {"cm/finalizer-delete-lifecycle", "cm/finalizer-removed-by-patch", "gadget/finalizer-generation"},
+		"finalizers":    {"cm/finalizer-delete-lifecycle", "cm/finalizer-removed-by-patch", "gadget/finalizer-generation", "crd/delete-terminating"},
 		"applyReplaces": {"cm/ssa-conflict", "cm/ssa-shared-ownership", "cm/ssa-two-controller-owners"},
 		"crValidation": {"widget/validation", "crv/schema-values", "crv/cel-rules", "crv/status-subresource",
 			"crv/ratcheting", "crformat/date-time", "crformat/cidr", "crformat/int32"},
