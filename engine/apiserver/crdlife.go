@@ -191,16 +191,17 @@ func (s *Server) crdNames(crd *apiextensionsv1.CustomResourceDefinition) (apiext
 	}
 	req, acc := crd.Spec.Names, crd.Status.AcceptedNames
 	out := acc
-	if err := fresh(req.Plural, acc.Plural, resources); err != nil {
-		conflict("PluralConflict", err)
-	} else {
-		out.Plural = req.Plural
+	// accept takes a requested name unless it conflicts, in the
+	// controller's order (the last conflict names the reason).
+	accept := func(reason, requested, accepted string, used sets.Set[string], dst *string) {
+		if err := fresh(requested, accepted, used); err != nil {
+			conflict(reason, err)
+		} else {
+			*dst = requested
+		}
 	}
-	if err := fresh(req.Singular, acc.Singular, resources); err != nil {
-		conflict("SingularConflict", err)
-	} else {
-		out.Singular = req.Singular
-	}
+	accept("PluralConflict", req.Plural, acc.Plural, resources, &out.Plural)
+	accept("SingularConflict", req.Singular, acc.Singular, resources, &out.Singular)
 	if !slices.Equal(req.ShortNames, acc.ShortNames) {
 		var errs []error
 		for _, n := range req.ShortNames {
@@ -217,16 +218,8 @@ func (s *Server) crdNames(crd *apiextensionsv1.CustomResourceDefinition) (apiext
 			out.ShortNames = req.ShortNames
 		}
 	}
-	if err := fresh(req.Kind, acc.Kind, kinds); err != nil {
-		conflict("KindConflict", err)
-	} else {
-		out.Kind = req.Kind
-	}
-	if err := fresh(req.ListKind, acc.ListKind, kinds); err != nil {
-		conflict("ListKindConflict", err)
-	} else {
-		out.ListKind = req.ListKind
-	}
+	accept("KindConflict", req.Kind, acc.Kind, kinds, &out.Kind)
+	accept("ListKindConflict", req.ListKind, acc.ListKind, kinds, &out.ListKind)
 	out.Categories = req.Categories
 	if cond.Status == apiextensionsv1.ConditionUnknown {
 		cond.Status, cond.Reason, cond.Message = apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found"

@@ -213,30 +213,13 @@ var _ = register("pod/evict", func(ctx context.Context, c client.Client, ns stri
 
 var _ = register("crd/establish-through-api", func(ctx context.Context, c client.Client, ns string, o *Observation) {
 	group := ns + ".ctrlbugs.dev"
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "gadgets." + group},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group, Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Singular: "gadget", Kind: "Gadget", ListKind: "GadgetList"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
-		},
-	}
+	crd := openCRD(group, apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Singular: "gadget", Kind: "Gadget", ListKind: "GadgetList"})
 	if !mustOK(o, "create", c.Create(ctx, crd, own)) {
 		return
 	}
 	// The real controllers take milliseconds: wait for Established.
 	got := &apiextensionsv1.CustomResourceDefinition{}
-	deadline := time.Now().Add(10 * time.Second)
-	var err error
-	for {
-		err = c.Get(ctx, key("", crd.Name), got)
-		if err != nil || crdCond(got, apiextensionsv1.Established) == "True" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	err := waitCRD(ctx, c, crd.Name, got, 10*time.Second, func() bool { return crdCond(got, apiextensionsv1.Established) == "True" })
 	if !o.Err("get", err) {
 		return
 	}
@@ -257,6 +240,31 @@ func crdCond(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.Cu
 }
 
 func ptrTrue() *bool { b := true; return &b }
+
+// openCRD is a namespaced CRD of group serving v1 with names, whose spec
+// keeps unknown fields: the CRD the crd/* cases create.
+func openCRD(group string, names apiextensionsv1.CustomResourceDefinitionNames) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: names.Plural + "." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group, Scope: apiextensionsv1.NamespaceScoped, Names: names,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
+		},
+	}
+}
+
+// waitCRD reads the CRD name into got until done says so, the read fails,
+// or within (the real controllers take milliseconds); it returns the last
+// read's error.
+func waitCRD(ctx context.Context, c client.Client, name string, got *apiextensionsv1.CustomResourceDefinition, within time.Duration, done func() bool) error {
+	for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
+		if err := c.Get(ctx, key("", name), got); err != nil || done() || time.Now().After(deadline) {
+			return err
+		}
+	}
+}
 
 // A CRD's schema change reaches objects already stored: kube-apiserver's
 // CR storage codec prunes and defaults with the current schema on every
@@ -345,17 +353,8 @@ var _ = register("crd/schema-change-prunes-stored", func(ctx context.Context, c 
 // fields.
 var _ = register("crd/create-defaults", func(ctx context.Context, c client.Client, ns string, o *Observation) {
 	group := ns + ".ctrlbugs.dev"
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "cogs." + group},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group, Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "cogs", Kind: "Cog"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
-		},
-		Status: apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: []string{"v0"}},
-	}
+	crd := openCRD(group, apiextensionsv1.CustomResourceDefinitionNames{Plural: "cogs", Kind: "Cog"})
+	crd.Status.StoredVersions = []string{"v0"}
 	if !mustOK(o, "create", c.Create(ctx, crd, own)) {
 		return
 	}
@@ -379,16 +378,7 @@ var _ = register("crd/create-defaults", func(ctx context.Context, c client.Clien
 // stays, terminating, until the object goes; then it is gone.
 var _ = register("crd/delete-terminating", func(ctx context.Context, c client.Client, ns string, o *Observation) {
 	group := ns + ".ctrlbugs.dev"
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "gears." + group},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group, Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gears", Singular: "gear", Kind: "Gear", ListKind: "GearList"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
-		},
-	}
+	crd := openCRD(group, apiextensionsv1.CustomResourceDefinitionNames{Plural: "gears", Singular: "gear", Kind: "Gear", ListKind: "GearList"})
 	if !mustOK(o, "create-crd", c.Create(ctx, crd, own)) {
 		return
 	}
@@ -421,12 +411,7 @@ var _ = register("crd/delete-terminating", func(ctx context.Context, c client.Cl
 	// The object goes: so does the CRD.
 	_, err = d.Resource(gvr).Namespace(ns).Patch(ctx, "g", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{FieldManager: fieldOwner})
 	o.Err("release", err)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if err = c.Get(ctx, key("", crd.Name), got); err != nil || time.Now().After(deadline) {
-			break
-		}
-	}
-	o.Err("gone", err)
+	o.Err("gone", waitCRD(ctx, c, crd.Name, got, 10*time.Second, func() bool { return false }))
 })
 
 // Two CRDs of one group that claim the same kind: the second's names are
@@ -435,16 +420,7 @@ var _ = register("crd/delete-terminating", func(ctx context.Context, c client.Cl
 var _ = register("crd/names-conflict", func(ctx context.Context, c client.Client, ns string, o *Observation) {
 	group := ns + ".ctrlbugs.dev"
 	mk := func(plural string) *apiextensionsv1.CustomResourceDefinition {
-		return &apiextensionsv1.CustomResourceDefinition{
-			ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
-			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-				Group: group, Scope: apiextensionsv1.NamespaceScoped,
-				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: "Wheel"},
-				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
-						Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
-			},
-		}
+		return openCRD(group, apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: "Wheel"})
 	}
 	first, second := mk("wheels"), mk("rollers")
 	if !mustOK(o, "create-first", c.Create(ctx, first, own)) {
@@ -452,21 +428,13 @@ var _ = register("crd/names-conflict", func(ctx context.Context, c client.Client
 	}
 	defer func() { _ = c.Delete(ctx, first) }()
 	got := &apiextensionsv1.CustomResourceDefinition{}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if err := c.Get(ctx, key("", first.Name), got); err != nil || crdCond(got, apiextensionsv1.Established) == "True" || time.Now().After(deadline) {
-			break
-		}
-	}
+	_ = waitCRD(ctx, c, first.Name, got, 10*time.Second, func() bool { return crdCond(got, apiextensionsv1.Established) == "True" })
 	o.Add("first.established", crdCond(got, apiextensionsv1.Established))
 	if !mustOK(o, "create-second", c.Create(ctx, second, own)) {
 		return
 	}
 	defer func() { _ = c.Delete(ctx, second) }()
-	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if err := c.Get(ctx, key("", second.Name), got); err != nil || crdCond(got, apiextensionsv1.NamesAccepted) != "" || time.Now().After(deadline) {
-			break
-		}
-	}
+	_ = waitCRD(ctx, c, second.Name, got, 3*time.Second, func() bool { return crdCond(got, apiextensionsv1.NamesAccepted) != "" })
 	o.Add("second.namesAccepted", crdCond(got, apiextensionsv1.NamesAccepted))
 	o.Add("second.established", crdCond(got, apiextensionsv1.Established))
 	o.Add("second.acceptedNames.plural", got.Status.AcceptedNames.Plural)
@@ -477,26 +445,13 @@ var _ = register("crd/names-conflict", func(ctx context.Context, c client.Client
 // the storage version), and the main resource's write keeps the status.
 var _ = register("crd/status-writes", func(ctx context.Context, c client.Client, ns string, o *Observation) {
 	group := ns + ".ctrlbugs.dev"
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "axles." + group},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group, Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "axles", Kind: "Axle"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTrue()}}}}}},
-		},
-	}
+	crd := openCRD(group, apiextensionsv1.CustomResourceDefinitionNames{Plural: "axles", Kind: "Axle"})
 	if !mustOK(o, "create", c.Create(ctx, crd, own)) {
 		return
 	}
 	defer func() { _ = c.Delete(ctx, crd) }()
 	got := &apiextensionsv1.CustomResourceDefinition{}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if err := c.Get(ctx, key("", crd.Name), got); err != nil || crdCond(got, apiextensionsv1.Established) == "True" || time.Now().After(deadline) {
-			break
-		}
-	}
+	_ = waitCRD(ctx, c, crd.Name, got, 10*time.Second, func() bool { return crdCond(got, apiextensionsv1.Established) == "True" })
 	bad := got.DeepCopy()
 	bad.Status.StoredVersions = []string{"v0"}
 	if o.Err("status.storedVersions-without-storage", c.Status().Update(ctx, bad, own)) {
