@@ -13,9 +13,11 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
@@ -77,6 +79,44 @@ func WithReadResult(ctx context.Context, r *ReadResult) context.Context {
 func readResult(ctx context.Context) *ReadResult {
 	r, _ := ctx.Value(readResultKey{}).(*ReadResult)
 	return r
+}
+
+// WatchSource opens the stream a watch through the front serves: kube's
+// watch handler (ListResource) has decoded, defaulted and validated the
+// request's options (with the object's name as a metadata.name field
+// selector when the path names one) and calls it as it calls a storage's
+// Watch; it encodes and frames the events the returned watch.Interface
+// gives, in the media type the client asked for, until the client goes or
+// the interface's channel closes. The objects of its events must be in
+// the form kube's storage for the kind gives them (FrontObject). The
+// caller's process view feeds it, so there is no watch over the store
+// itself: the front has no cacher and its etcd3 storage's Watch is not
+// used.
+type WatchSource func(ctx context.Context, opts *metainternalversion.ListOptions) (watch.Interface, error)
+
+type watchSourceKey struct{}
+
+// WithWatchSource returns a context whose watch through the front is
+// served by src.
+func WithWatchSource(ctx context.Context, src WatchSource) context.Context {
+	return context.WithValue(ctx, watchSourceKey{}, src)
+}
+
+// FrontObject returns u, a stored object of the kind gk names, as kube's
+// REST storage for the kind gives it to the handlers: in kube-apiserver's
+// internal version for its own kinds, as itself (a copy) for a custom
+// resource. A WatchSource's events carry objects in this form, which the
+// watch handler converts and encodes as it does those of kube's storage.
+// It must be called with the caller's lock on the server held.
+func (s *Server) FrontObject(gk schema.GroupKind, u *unstructured.Unstructured) (runtime.Object, error) {
+	k, ok := s.kinds[gk]
+	if !ok {
+		return nil, fmt.Errorf("apiserver: %s is not served", gk)
+	}
+	if k.CRD {
+		return u.DeepCopy(), nil
+	}
+	return s.toInternal(k, u)
 }
 
 // FrontReads returns kube-apiserver's endpoint handlers serving get and
@@ -199,10 +239,11 @@ func (allowAll) Authorize(context.Context, authorizer.Attributes) (authorizer.De
 }
 
 // frontStorage is what the handlers call of kube's REST storage for a
-// kind: its Get, and for a main resource its List and Table conversion,
-// reporting each read's result (ReadResult). Serving only these, it is
-// installed with get and list routes only (the installer's verbs follow
-// the storage's interfaces).
+// kind: its Get, and for a main resource its List, Watch (through the
+// request's WatchSource) and Table conversion, reporting each read's
+// result (ReadResult). Serving only these, it is installed with get, list
+// and watch routes only (the installer's verbs follow the storage's
+// interfaces).
 type frontStorage struct {
 	k   *Kind
 	get rest.Getter
@@ -283,6 +324,15 @@ func (f *frontList) List(ctx context.Context, opts *metainternalversion.ListOpti
 		}
 	}
 	return obj, err
+}
+
+// Watch implements rest.Watcher through the request's WatchSource.
+func (f *frontList) Watch(ctx context.Context, opts *metainternalversion.ListOptions) (watch.Interface, error) {
+	src, _ := ctx.Value(watchSourceKey{}).(WatchSource)
+	if src == nil {
+		return nil, apierrors.NewMethodNotSupported(f.k.groupResource(), "watch (no watch source for this request)")
+	}
+	return src(ctx, opts)
 }
 
 func (f *frontList) ConvertToTable(ctx context.Context, obj runtime.Object, opts runtime.Object) (*metav1.Table, error) {

@@ -208,7 +208,10 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 		MaxRequestBodyBytes:      frontMaxRequestBodyBytes,
 	}
 	get := handlers.GetResource(main.(rest.Getter), scope)
-	list := handlers.ListResource(main.(rest.Lister), nil, scope, false, frontMinRequestTimeout)
+	// As the CRD handler's serveResource: list and watch through
+	// ListResource, the storage as Lister and Watcher.
+	list := handlers.ListResource(main.(rest.Lister), main.(rest.Watcher), scope, false, frontMinRequestTimeout)
+	watchResource := handlers.ListResource(main.(rest.Lister), main.(rest.Watcher), scope, true, frontMinRequestTimeout)
 	var getStatus http.HandlerFunc
 	if st, ok := r.subs["status"]; ok {
 		sub, err := newFrontStorage(k, st, false)
@@ -232,6 +235,9 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 			return
 		case ri.Verb == "list" && ri.Subresource == "":
 			list(w, req)
+			return
+		case ri.Verb == "watch" && ri.Subresource == "":
+			watchResource(w, req)
 			return
 		}
 		responsewriters.ErrorNegotiated(apierrors.NewMethodNotSupported(gvr.GroupResource(), req.Method), ser, k.GVK.GroupVersion(), w, req)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -495,14 +496,40 @@ func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.Gro
 	if err != nil {
 		return errStatus(err)
 	}
-	ls := lo.LabelSelector
+	var body io.ReadCloser
+	if _, err := t.openWatch(ns, gvk, lo, meta, func(fs func(*unstructured.Unstructured) bool, from int64) *watcher {
+		var w *watcher
+		w, body = newWatcher(gvk.GroupKind(), ns, lo.LabelSelector, fs, meta, from)
+		return w
+	}); err != nil {
+		return errStatus(err)
+	}
+	return stream{body: body}, http.StatusOK
+}
+
+// openWatch opens a watch of gvk's kind in ns with the decoded options lo
+// on the process's view, the stream made by open (the own path's wire, or
+// the handler front's watch.Interface): with sendInitialEvents, the
+// objects the view shows then a bookmark marking their end; otherwise the
+// view's events since resourceVersion. meta (PartialObjectMetadata asked
+// for) orders the kind's streams (streamKey). It returns the stream,
+// registered with the cache, its first frames queued.
+func (t *restTransport) openWatch(ns string, gvk schema.GroupVersionKind, lo *metainternalversion.ListOptions, meta bool,
+	open func(fs func(*unstructured.Unstructured) bool, from int64) *watcher) (*watcher, error) {
+	ls, fsel := lo.LabelSelector, lo.FieldSelector
+	if ls != nil && ls.Empty() {
+		ls = nil
+	}
+	if fsel != nil && fsel.Empty() {
+		fsel = nil
+	}
 	env := t.c.env
 	env.Lock()
 	defer env.Unlock()
 	gk := gvk.GroupKind()
-	fs, err := env.Server.FieldMatcher(gk, lo.FieldSelector)
+	fs, err := env.Server.FieldMatcher(gk, fsel)
 	if err != nil {
-		return errStatus(err)
+		return nil, err
 	}
 	pos := t.cache.watchPos(gk)
 	rv := lo.ResourceVersion
@@ -510,18 +537,19 @@ func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.Gro
 	initial := lo.SendInitialEvents != nil && *lo.SendInitialEvents
 	if !initial && rv != "" && rv != "0" {
 		if from, err = strconv.ParseInt(rv, 10, 64); err != nil {
-			return errStatus(apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error()))
+			return nil, apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error())
 		}
 	}
 	if st := env.Server.TooOldToWatch(gk, from); st != nil && !initial {
 		// A 200 stream with one ERROR event (410 Expired), then the end.
-		w, body := newWatcher(gk, ns, ls, fs, meta, from)
+		w := open(fs, from)
 		w.status(st)
 		w.close()
-		return stream{body: body}, http.StatusOK
+		return w, nil
 	}
-	w, body := newWatcher(gk, ns, ls, fs, meta, from)
-	w.key = streamKey(ns, ls, lo.FieldSelector, meta)
+	w := open(fs, from)
+	w.labels = ls
+	w.key = streamKey(ns, ls, fsel, meta)
 	st := env.Server.Store()
 	if initial {
 		if k, ok := env.Server.KindFor(gk); ok {
@@ -549,7 +577,7 @@ func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.Gro
 	// before they are released hears them as the informer pops them, in
 	// the list's order, where one registered on a synced informer hears
 	// them replayed in the order of client-go's indexer map.
-	return stream{body: body}, http.StatusOK
+	return w, nil
 }
 
 // streamKey names a watch's selection, ordering a kind's streams.
