@@ -28,7 +28,15 @@ type tableNowKey struct{}
 // make inspect serves a recorded step this way, through the handlers and
 // storage the REST seam serves the present with.
 func ReadingAt(ctx context.Context, rev int64, now time.Time) context.Context {
-	return context.WithValue(etcdkv.ReadAt(ctx, rev), tableNowKey{}, now)
+	return WithTableClock(etcdkv.ReadAt(ctx, rev), func() time.Time { return now })
+}
+
+// WithTableClock returns a context under which a Table the handler front
+// converts to measures its ages at the time now returns then (see
+// ReadingAt): a watch that make inspect serves across steps gives each
+// step's events that step's time.
+func WithTableClock(ctx context.Context, now func() time.Time) context.Context {
+	return context.WithValue(ctx, tableNowKey{}, now)
 }
 
 // clockedTable is a kind's Table convertor (kube's: the registry Store's
@@ -43,10 +51,11 @@ func ReadingAt(ctx context.Context, rev int64, now time.Time) context.Context {
 type clockedTable struct{ rest.TableConvertor }
 
 func (c clockedTable) ConvertToTable(ctx context.Context, obj runtime.Object, opts runtime.Object) (*metav1.Table, error) {
-	now, ok := ctx.Value(tableNowKey{}).(time.Time)
+	clock, ok := ctx.Value(tableNowKey{}).(func() time.Time)
 	if !ok {
 		return c.TableConvertor.ConvertToTable(ctx, obj, opts)
 	}
+	now := clock()
 	shifted := obj.DeepCopyObject()
 	stored := map[runtime.Object]runtime.Object{shifted: obj}
 	if meta.IsListType(obj) {

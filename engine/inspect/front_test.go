@@ -18,7 +18,9 @@ import (
 // which kube's printers read), a status Table, and a resourceVersion past
 // the step too new, as kube's watch cache answers it. Each fails on
 // inspect's own path, which answers JSON only, serves no status Table and
-// measures nothing at the step through kube's convertors.
+// measures nothing at the step through kube's convertors. Watches too:
+// a protobuf stream, and a Table watch whose events are aged at the step
+// each was sent at.
 func TestInspectFront(t *testing.T) {
 	// The counter scenario with its action 90 s into the run, so that the
 	// last step has ages to measure.
@@ -76,6 +78,61 @@ func TestInspectFront(t *testing.T) {
 		resp, body := get(t, "/apis/example.com/v1/namespaces/default/widgets/w1/status", table)
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"kind":"Table"`) {
 			t.Errorf("%d: %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("watch", func(t *testing.T) {
+		if err := s.SetStep(0); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = s.SetStep(last) }()
+		open := func(t *testing.T, accept string) *http.Response {
+			t.Helper()
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet,
+				url+"/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3Dcounter", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Accept", accept)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = resp.Body.Close() })
+			return resp
+		}
+		if ct := open(t, "application/vnd.kubernetes.protobuf").Header.Get("Content-Type"); ct != "application/vnd.kubernetes.protobuf;stream=watch" {
+			t.Errorf("protobuf watch: content type %q", ct)
+		}
+		// A Table watch from step 0 across a step change: each event's
+		// ages are those at the step it was sent at.
+		dec := json.NewDecoder(open(t, table).Body)
+		age := func(t *testing.T) (string, string) {
+			t.Helper()
+			var ev struct {
+				Type   string
+				Object metav1.Table
+			}
+			if err := dec.Decode(&ev); err != nil {
+				t.Fatal(err)
+			}
+			if len(ev.Object.Rows) != 1 {
+				t.Fatalf("%s event: %d rows", ev.Type, len(ev.Object.Rows))
+			}
+			cells := ev.Object.Rows[0].Cells
+			return ev.Type, fmt.Sprint(cells[len(cells)-1])
+		}
+		if typ, got := age(t); typ != "ADDED" || got != duration.HumanDuration(rec.Time(0)) {
+			t.Errorf("first event %s aged %s, want ADDED aged %s", typ, got, duration.HumanDuration(rec.Time(0)))
+		}
+		if err := s.SetStep(last); err != nil {
+			t.Fatal(err)
+		}
+		var typ, got string
+		for range 2 { // the counter's two increments
+			typ, got = age(t)
+		}
+		if want := duration.HumanDuration(rec.Time(last)); typ != "MODIFIED" || got != want {
+			t.Errorf("last event %s aged %s, want MODIFIED aged %s", typ, got, want)
 		}
 	})
 	t.Run("too new at an earlier step", func(t *testing.T) {

@@ -176,6 +176,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if s.viaFront(w, req, ri, k) {
 		return
 	}
+	if ri.Verb == "watch" && ri.Subresource == "" && s.watchViaFront(w, req, k, ns) {
+		return
+	}
 	q := req.URL.Query()
 	accept := req.Header.Get("Accept")
 	switch ri.Verb {
@@ -465,8 +468,7 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, k *apiserver.Ki
 			// server sends a watch whose position it no longer has (410
 			// Expired), so a client says so and lists again instead of
 			// ending silently.
-			st := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d): the step served went back", pos, now)).Status()
-			st.APIVersion, st.Kind = "v1", "Status"
+			st := stepGone(pos, now)
 			if b, err := json.Marshal(map[string]any{"type": "ERROR", "object": st}); err == nil {
 				_, _ = w.Write(append(b, '\n'))
 				flusher.Flush()
@@ -491,11 +493,24 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, k *apiserver.Ki
 func (s *Server) watchStart(ww *watcher, k *apiserver.Kind, ns string, lo *metainternalversion.ListOptions) (lines []byte, pos int64, changed chan struct{}, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	first, pos, changed, rev, err := s.watchFirst(ww, k, ns, lo)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	lines, err = ww.encode(first, rev)
+	return lines, pos, changed, err
+}
+
+// watchFirst is what a watch sends first, under mu (held by the caller):
+// the events from where the client starts up to the step served (rev);
+// pos is the revision it has reached, changed the channel closed at the
+// next step change.
+func (s *Server) watchFirst(ww *watcher, k *apiserver.Kind, ns string, lo *metainternalversion.ListOptions) (first []watchEvent, pos int64, changed chan struct{}, rev int64, err error) {
 	var step int
 	step, _, changed = s.at()
-	srv, rev := s.backend(k, step)
+	var srv *apiserver.Server
+	srv, rev = s.backend(k, step)
 	initial := lo.SendInitialEvents != nil && *lo.SendInitialEvents
-	var first []watchEvent
 	pos = rev
 	switch rv := lo.ResourceVersion; {
 	case initial || rv == "" || rv == "0":
@@ -503,7 +518,7 @@ func (s *Server) watchStart(ww *watcher, k *apiserver.Kind, ns string, lo *metai
 		// synthetic ADDED events for the state, then what follows.
 		res, err := srv.ListPage(k.GVK, ns, apiserver.ListOptions{Labels: lo.LabelSelector, Fields: lo.FieldSelector}, rev)
 		if err != nil {
-			return nil, 0, nil, err
+			return nil, 0, nil, 0, err
 		}
 		for _, o := range res.Items {
 			first = append(first, watchEvent{typ: "ADDED", obj: o})
@@ -517,21 +532,20 @@ func (s *Server) watchStart(ww *watcher, k *apiserver.Kind, ns string, lo *metai
 	default:
 		from, err := strconv.ParseInt(rv, 10, 64)
 		if err != nil {
-			return nil, 0, nil, apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error())
+			return nil, 0, nil, 0, apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error())
 		}
 		if st := srv.TooOldToWatch(k.GVK.GroupKind(), from); st != nil {
-			return nil, 0, nil, tooOld{st}
+			return nil, 0, nil, 0, tooOld{st}
 		}
 		pos = from
 		if from < rev {
 			if first, err = ww.events(from, rev); err != nil {
-				return nil, 0, nil, err
+				return nil, 0, nil, 0, err
 			}
 			pos = rev
 		}
 	}
-	lines, err = ww.encode(first, rev)
-	return lines, pos, changed, err
+	return first, pos, changed, rev, nil
 }
 
 // tooOld is a watch's start from before its kind's watch cache began
@@ -546,20 +560,39 @@ func (e tooOld) Error() string { return e.st.Message }
 func (s *Server) watchNext(ww *watcher, pos int64) (lines []byte, now int64, changed chan struct{}, back bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	evs, now, changed, back, err := s.watchEvents(ww, pos)
+	if err == nil && !back {
+		lines, err = ww.encode(evs, now)
+	}
+	return lines, now, changed, back, err
+}
+
+// watchEvents is what a watch at pos sends after a step change, under mu
+// (held by the caller): its events up to the step served (now), with a
+// bookmark at now when the client allows bookmarks; back reports that the
+// step went back.
+func (s *Server) watchEvents(ww *watcher, pos int64) (evs []watchEvent, now int64, changed chan struct{}, back bool, err error) {
 	var step int
 	step, _, changed = s.at()
 	_, now = s.backend(ww.k, step)
 	if now < pos {
 		return nil, now, changed, true, nil
 	}
-	evs, err := ww.events(pos, now)
+	evs, err = ww.events(pos, now)
 	if err == nil && ww.bookmarks {
 		evs = append(evs, watchEvent{typ: "BOOKMARK", bookmarkRV: now})
 	}
-	if err == nil {
-		lines, err = ww.encode(evs, now)
-	}
-	return lines, now, changed, false, err
+	return evs, now, changed, false, err
+}
+
+// stepGone is the error a watch ends with when the step served goes back
+// from its position pos to now: the one a real server sends a watch whose
+// position it no longer has (410 Expired), so a client says so and lists
+// again instead of ending silently.
+func stepGone(pos, now int64) metav1.Status {
+	st := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d): the step served went back", pos, now)).Status()
+	st.APIVersion, st.Kind = "v1", "Status"
+	return st
 }
 
 type watchEvent struct {
