@@ -46,11 +46,14 @@ import (
 // recorded and perturbed like the controller's own calls. URLs are parsed
 // by kube-apiserver's own RequestInfoFactory.
 //
-// Gets and lists of the kinds kube's REST storage writes here are answered
-// by kube-apiserver's own endpoint handlers (the handler front: viaFront,
-// apiserver.Server.FrontReads), in whatever media type the client asks
-// for. Everything else is answered by this transport's own path below, as
-// the design's later stages (docs/handler-front.md) have not replaced it.
+// Gets, lists and watches of the kinds kube's REST storage writes here are
+// answered by kube-apiserver's own endpoint handlers (the handler front:
+// viaFront, watchViaFront, apiserver.Server.FrontReads), in whatever media
+// type the client asks for; a watch's events come from the process's
+// view as below. Everything else (writes; every request of a kind the
+// front does not serve, or of an ablated run) is answered by this
+// transport's own path below, as the design's last stage
+// (docs/handler-front.md, Stage 3) has not replaced it.
 //
 // What its own path serves: get, list (label and field selectors), create, update,
 // patch (JSON, merge, strategic merge, apply), delete and deletecollection

@@ -66,7 +66,12 @@
 //     its kind was served ended by a 410 Expired ERROR event; the same
 //     reads and watches through the seam and through inspect give the same
 //     responses (TestSeamInspectAgree);
-//   - watch: from a resourceVersion, the store's events after it up to the
+//   - watch through the handler front's watch handler (kube's ListResource,
+//     over a frontWatch of the events below: kube's negotiation and
+//     framing, protobuf included, timeoutSeconds honoured on the wall
+//     clock, a Table watch's ages at the step each event is sent at;
+//     inspect's own watch serves the kinds the front does not):
+//     from a resourceVersion, the store's events after it up to the
 //     step; without one (or "0", or sendInitialEvents=true), synthetic
 //     ADDED events for the state, and the initial-events-end bookmark when
 //     the client allows bookmarks; then, each time the step advances, the events of the
@@ -88,10 +93,8 @@
 //     changed (the trace's summary).
 //
 // Not modelled: writes of any kind (405 MethodNotAllowed, saying the state
-// is a recording), protobuf and CBOR responses on the own path and on
-// watches (JSON only; clients that ask for protobuf accept JSON), a
-// watch through kube's handlers (watches are this package's own, as the
-// REST seam's are its own: docs/handler-front.md, Stage 2), ages that kubectl computes itself from
+// is a recording), protobuf and CBOR responses on the own path (JSON
+// only; clients that ask for protobuf accept JSON), ages that kubectl computes itself from
 // the wall clock (describe's Events section, kubectl events: the run
 // happened on 2000-01-01, so they say 26y), events.k8s.io/v1 Events, an
 // Event's count and series aggregation (each event is its own Event), a
