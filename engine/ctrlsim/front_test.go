@@ -144,11 +144,7 @@ func TestFrontReads(t *testing.T) {
 // raw GETs path through rt with accept, and returns the body.
 func raw(t *testing.T, rt http.RoundTripper, path, accept string) string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "https://ctrlsim.invalid"+path, nil)
-	must(t, err)
-	req.Header.Set("Accept", accept)
-	resp, err := rt.RoundTrip(req)
-	must(t, err)
+	resp := send(t, rt, path, accept)
 	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	must(t, err)
@@ -545,15 +541,22 @@ func events(w watch.Interface) string {
 	}
 }
 
-// watchContentType opens a watch of path through rt with accept and
-// returns its response's content type.
-func watchContentType(t *testing.T, rt http.RoundTripper, path, accept string) string {
+// send GETs path through rt with accept; the caller closes the body.
+func send(t *testing.T, rt http.RoundTripper, path, accept string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, "https://ctrlsim.invalid"+path, nil)
 	must(t, err)
 	req.Header.Set("Accept", accept)
 	resp, err := rt.RoundTrip(req)
 	must(t, err)
+	return resp
+}
+
+// watchContentType opens a watch of path through rt with accept and
+// returns its response's content type.
+func watchContentType(t *testing.T, rt http.RoundTripper, path, accept string) string {
+	t.Helper()
+	resp := send(t, rt, path, accept)
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("watch %s: %d", path, resp.StatusCode)

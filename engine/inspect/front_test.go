@@ -38,7 +38,8 @@ func TestInspectFront(t *testing.T) {
 		t.Fatalf("the recording's last step is at %s: no age to measure", rec.Time(last))
 	}
 	s, url := start(t, rec, last)
-	get := func(t *testing.T, path, accept string) (*http.Response, []byte) {
+	// open GETs path with accept; the body is closed when t ends.
+	open := func(t *testing.T, path, accept string) *http.Response {
 		t.Helper()
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+path, nil)
 		if err != nil {
@@ -49,7 +50,12 @@ func TestInspectFront(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer func() { _ = resp.Body.Close() }()
+		t.Cleanup(func() { _ = resp.Body.Close() })
+		return resp
+	}
+	get := func(t *testing.T, path, accept string) (*http.Response, []byte) {
+		t.Helper()
+		resp := open(t, path, accept)
 		body, err := io.ReadAll(resp.Body)
 		if err != nil {
 			t.Fatal(err)
@@ -85,27 +91,13 @@ func TestInspectFront(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = s.SetStep(last) }()
-		open := func(t *testing.T, accept string) *http.Response {
-			t.Helper()
-			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet,
-				url+"/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3Dcounter", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Accept", accept)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = resp.Body.Close() })
-			return resp
-		}
-		if ct := open(t, "application/vnd.kubernetes.protobuf").Header.Get("Content-Type"); ct != "application/vnd.kubernetes.protobuf;stream=watch" {
+		const counter = "/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3Dcounter"
+		if ct := open(t, counter, "application/vnd.kubernetes.protobuf").Header.Get("Content-Type"); ct != "application/vnd.kubernetes.protobuf;stream=watch" {
 			t.Errorf("protobuf watch: content type %q", ct)
 		}
 		// A Table watch from step 0 across a step change: each event's
 		// ages are those at the step it was sent at.
-		dec := json.NewDecoder(open(t, table).Body)
+		dec := json.NewDecoder(open(t, counter, table).Body)
 		age := func(t *testing.T) (string, string) {
 			t.Helper()
 			var ev struct {
