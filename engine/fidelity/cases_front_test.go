@@ -4,14 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -158,3 +163,66 @@ var _ = register("front/too-new-resource-version", func(ctx context.Context, c c
 		o.Add(r.label+".retryAfter", fmt.Sprint(delay, ok))
 	}
 })
+
+// front/watch-named-protobuf: a watch through the seam is kube's watch
+// handler's. The deprecated /watch/ path that names an object watches that
+// object only (the handler makes the name a metadata.name field
+// selector; the seam's own path watched the whole collection), and a
+// clientset's watch is framed protobuf (its own path answered JSON).
+var _ = register("front/watch-named-protobuf", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	seedCMs(ctx, c, ns, o)
+	cs := clientsetFor(c, o)
+	if cs == nil {
+		return
+	}
+	l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if !o.Err("list", err) {
+		return
+	}
+	w, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/watch/namespaces", ns, "configmaps", "b-blue").
+		Param("resourceVersion", l.ResourceVersion).Watch(ctx)
+	if !o.Err("watch.named", err) {
+		return
+	}
+	defer w.Stop()
+	for _, n := range []string{"a-red-small", "b-blue"} {
+		if _, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, n, types.MergePatchType, []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{}); !o.Err("patch."+n, err) {
+			return
+		}
+	}
+	ev, _ := nextEvent(w, false)
+	o.Add("named.first", typedEventFact(ev))
+	// Nothing else: the other object's change is not this watch's.
+	if _, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, "b-blue", types.MergePatchType, []byte(`{"data":{"k":"w"}}`), metav1.PatchOptions{}); !o.Err("patch.b-blue.again", err) {
+		return
+	}
+	ev, _ = nextEvent(w, false)
+	o.Add("named.second", typedEventFact(ev))
+
+	hc, err := rest.HTTPClientFor(restConfigs[c])
+	if !o.Err("http client", err) {
+		return
+	}
+	u := strings.TrimSuffix(restConfigs[c].Host, "/") + "/api/v1/namespaces/" + ns + "/configmaps?watch=true&resourceVersion=" + l.ResourceVersion
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if !o.Err("request", err) {
+		return
+	}
+	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")
+	resp, err := hc.Do(req)
+	if !o.Err("watch.protobuf", err) {
+		return
+	}
+	_ = resp.Body.Close()
+	o.Add("protobuf.status", resp.StatusCode)
+	o.Add("protobuf.content-type", resp.Header.Get("Content-Type"))
+})
+
+// typedEventFact is an event's type, and the name and data of the
+// ConfigMap it carries.
+func typedEventFact(ev watch.Event) string {
+	if cm, ok := ev.Object.(*corev1.ConfigMap); ok {
+		return fmt.Sprintf("%s %s %v", ev.Type, cm.Name, cm.Data)
+	}
+	return eventFact(ev)
+}
