@@ -107,14 +107,19 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 }
 
 // GetInformer implements cache.Informers: controller-runtime's, asked in
-// a fixed order (orderInformer).
+// a fixed order (orderInformer), its handler registrations not synced at
+// the instant they are made (settled).
 func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
 	if err := c.orderInformer(ctx, obj, func(o ...cache.InformerGetOption) (cache.Informer, error) {
 		return c.up.GetInformer(ctx, obj, o...)
 	}); err != nil {
 		return nil, err
 	}
-	return c.up.GetInformer(ctx, obj, opts...)
+	i, err := c.up.GetInformer(ctx, obj, opts...)
+	if err != nil {
+		return i, err
+	}
+	return settled(i), nil
 }
 
 // GetInformerForKind implements cache.Informers, as GetInformer.
@@ -126,7 +131,11 @@ func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionK
 	}); err != nil {
 		return nil, err
 	}
-	return c.up.GetInformerForKind(ctx, gvk, opts...)
+	i, err := c.up.GetInformerForKind(ctx, gvk, opts...)
+	if err != nil {
+		return i, err
+	}
+	return settled(i), nil
 }
 
 // IndexField implements client.FieldIndexer: controller-runtime's.
