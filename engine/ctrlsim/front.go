@@ -1,20 +1,13 @@
 package ctrlsim
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
@@ -40,7 +33,6 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	switch {
 	case ri.Verb == "get" && (ri.Subresource == "" || ri.Subresource == "status"):
 	case ri.Verb == "list" && ri.Subresource == "":
-	case ri.Verb == "watch" && ri.Subresource == "" && t.cache != nil:
 	default:
 		return nil, false
 	}
@@ -52,9 +44,6 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	env.Unlock()
 	if !served {
 		return nil, false
-	}
-	if ri.Verb == "watch" {
-		return t.watchViaFront(req, ri, gvk), true
 	}
 	op := &Op{Verb: verb.Get, Subresource: ri.Subresource, GVK: gvk, Namespace: ri.Namespace, Name: ri.Name}
 	if ri.Verb == "list" {
@@ -84,153 +73,22 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	})
 	if rec == nil {
 		// Refused before the handlers ran (a perturbation, or the front
-		// could not be built).
+		// could not be built): answered as the seam answers an error
+		// (a Status, with Retry-After when it says to retry).
 		if err == nil {
 			err = fmt.Errorf("the handler front did not run")
 		}
-		return errResponse(req, err), true
+		body, status := errStatus(err)
+		resp, rerr := respond(req, body, status, nil)
+		if rerr != nil {
+			body, status = errStatus(rerr)
+			resp, _ = respond(req, body, status, nil)
+		}
+		return resp, true
 	}
 	resp := rec.Result()
 	resp.Request = req
 	return resp, true
-}
-
-// errResponse answers err as the seam answers an error the handlers did
-// not see (a Status, with Retry-After when it says to retry).
-func errResponse(req *http.Request, err error) *http.Response {
-	body, status := errStatus(err)
-	resp, rerr := respond(req, body, status, nil)
-	if rerr != nil {
-		body, status = errStatus(rerr)
-		resp, _ = respond(req, body, status, nil)
-	}
-	return resp
-}
-
-// frontWatchTimeout is the timeoutSeconds a watch through the front is
-// served with, whatever the client asked (the known difference
-// watch/timeout-seconds, as on the seam's own path): a stream ends when
-// its client or process goes, or a perturbation breaks it, never on a
-// timer. The handler's timer and context deadline are then beyond any
-// run's horizon (136 years), so they neither fire nor, with no
-// timeoutSeconds, draw kube's jitter from math/rand's global source.
-const frontWatchTimeout = "4294967296"
-
-// watchViaFront serves a watch through kube's watch handler
-// (ListResource), over a stream of the process's view (openWatch): the
-// handler decodes, defaults and validates the options, negotiates the
-// media type and frames (JSON, protobuf, PartialObjectMetadata and Table
-// transforms) and writes each event the view releases, on a goroutine of
-// its own whose response is piped to the client. The watch waits at the
-// gate as a call does, before the handler runs, so where it starts does
-// not depend on the Go scheduler; it is recorded nowhere, as on the own
-// path.
-func (t *restTransport) watchViaFront(req *http.Request, ri *genericrequest.RequestInfo, gvk schema.GroupVersionKind) *http.Response {
-	env := t.c.env
-	ctx := viaSeam(req.Context())
-	if err := t.c.gate(ctx, &Op{Verb: verb.Watch, GVK: gvk, Namespace: ri.Namespace}); err != nil {
-		return errResponse(req, err)
-	}
-	env.Lock()
-	h, ok, err := env.Server.FrontReads(gvk)
-	env.Unlock()
-	if err == nil && !ok {
-		err = apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: ri.Resource}, ri.Name)
-	}
-	if err != nil {
-		return errResponse(req, err)
-	}
-	meta := wantsMetadata(req.Header.Get("Accept"))
-	src := func(_ context.Context, lo *metainternalversion.ListOptions) (watch.Interface, error) {
-		return t.openWatch(ri.Namespace, gvk, lo, meta, func(fs func(*unstructured.Unstructured) bool, from int64) *watcher {
-			gk := gvk.GroupKind()
-			return newFrontWatcher(gk, ri.Namespace, lo.LabelSelector, fs, from, func(u *unstructured.Unstructured) (runtime.Object, error) {
-				return env.Server.FrontObject(gk, u)
-			})
-		})
-	}
-	q := req.URL.Query()
-	q.Set("timeoutSeconds", frontWatchTimeout)
-	r := req.Clone(apiserver.WithWatchSource(ctx, src))
-	r.URL.RawQuery = q.Encode()
-	ctx, cancel := context.WithCancel(r.Context())
-	r = r.WithContext(ctx)
-	pr, pw := io.Pipe()
-	rw := &pipeResponse{header: http.Header{}, pw: pw, ready: make(chan struct{})}
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				// An upstream panic is reported, not swallowed: as a 500
-				// if nothing was sent yet, else as the stream's end.
-				err := fmt.Errorf("the watch handler panicked: %v", p)
-				rw.start(http.StatusInternalServerError, err)
-				_ = pw.CloseWithError(err)
-				return
-			}
-			rw.start(http.StatusOK, nil)
-			_ = pw.Close()
-		}()
-		h.ServeHTTP(rw, r)
-	}()
-	<-rw.ready
-	if rw.err != nil {
-		_ = pr.Close()
-		cancel()
-		return errResponse(req, rw.err)
-	}
-	return &http.Response{StatusCode: rw.code, Status: http.StatusText(rw.code), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: rw.sent, Body: cancelBody{PipeReader: pr, cancel: cancel}, Request: req, ContentLength: -1}
-}
-
-// pipeResponse is the ResponseWriter a watch through the front writes
-// to: its status and headers once written, its body into a pipe the
-// client reads as it is written (Flush has nothing to do).
-type pipeResponse struct {
-	header http.Header
-	pw     *io.PipeWriter
-	once   sync.Once
-	ready  chan struct{}
-	code   int
-	sent   http.Header
-	err    error // a panic before anything was sent
-}
-
-func (p *pipeResponse) Header() http.Header { return p.header }
-
-func (p *pipeResponse) WriteHeader(code int) { p.start(code, nil) }
-
-// start records the status and headers (or the panic that came before
-// any) and lets the response go to the client, once.
-func (p *pipeResponse) start(code int, err error) {
-	p.once.Do(func() {
-		p.code, p.sent, p.err = code, p.header.Clone(), err
-		close(p.ready)
-	})
-}
-
-func (p *pipeResponse) Write(b []byte) (int, error) {
-	p.start(http.StatusOK, nil)
-	return p.pw.Write(b)
-}
-
-func (p *pipeResponse) Flush() {}
-
-// CloseNotify implements http.CloseNotifier, which kube's handler chain
-// asks of a writer with Flush (responsewriter.WrapForHTTP1Or2) before it
-// passes Flush on; the watch handler learns that its client went from
-// the request's context instead, so nothing is ever sent.
-func (p *pipeResponse) CloseNotify() <-chan bool { return make(chan bool) }
-
-// cancelBody is a watch response's body: the client closing it ends the
-// request, as a closed connection ends a watch on a real server.
-type cancelBody struct {
-	*io.PipeReader
-	cancel context.CancelFunc
-}
-
-func (b cancelBody) Close() error {
-	b.cancel()
-	return b.PipeReader.Close()
 }
 
 // frontErr is the error a front response carries (nil for a success): the

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,14 +45,11 @@ import (
 // recorded and perturbed like the controller's own calls. URLs are parsed
 // by kube-apiserver's own RequestInfoFactory.
 //
-// Gets, lists and watches of the kinds kube's REST storage writes here are
-// answered by kube-apiserver's own endpoint handlers (the handler front:
-// viaFront, watchViaFront, apiserver.Server.FrontReads), in whatever media
-// type the client asks for; a watch's events come from the process's
-// view as below. Everything else (writes; every request of a kind the
-// front does not serve, or of an ablated run) is answered by this
-// transport's own path below, as the design's last stage
-// (docs/handler-front.md, Stage 3) has not replaced it.
+// Gets and lists of the kinds kube's REST storage writes here are answered
+// by kube-apiserver's own endpoint handlers (the handler front: viaFront,
+// apiserver.Server.FrontReads), in whatever media type the client asks
+// for. Everything else is answered by this transport's own path below, as
+// the design's later stages (docs/handler-front.md) have not replaced it.
 //
 // What its own path serves: get, list (label and field selectors), create, update,
 // patch (JSON, merge, strategic merge, apply), delete and deletecollection
@@ -73,6 +69,7 @@ import (
 // server whole: the client is called with the options as decoded, never
 // rebuilt from controller-runtime's top-level fields (whose
 // AsDeleteOptions once dropped every delete option that came in Raw).
+// A watch on a path that names an object watches that object alone.
 // Not read: a get's resourceVersion (a get is served at the present), a
 // watch's timeoutSeconds (known difference watch/timeout-seconds: a stream
 // ends only when a perturbation breaks it); see watch for its
@@ -286,7 +283,7 @@ func (t *restTransport) serve(req *http.Request, ri *genericrequest.RequestInfo,
 		if err := t.c.gate(ctx, &Op{Verb: verb.Watch, GVK: gvk, Namespace: ri.Namespace}); err != nil {
 			return errStatus(err)
 		}
-		return t.watch(ri.Namespace, gvr.GroupResource(), gvk, q, meta)
+		return t.watch(ri.Namespace, ri.Name, gvr.GroupResource(), gvk, q, meta)
 	case "create":
 		opts := &metav1.CreateOptions{}
 		if err := decodeOptions(q, opts); err != nil {
@@ -487,7 +484,7 @@ func listOptions(q url.Values) (*client.ListOptions, error) {
 // sendInitialEvents and does not default. client-go's reflector never
 // sends a watch that tells them apart (it lists, then watches from the
 // list's resourceVersion, or asks for a watch-list explicitly).
-func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.GroupVersionKind, q url.Values, meta bool) (any, int) {
+func (t *restTransport) watch(ns, name string, gr schema.GroupResource, gvk schema.GroupVersionKind, q url.Values, meta bool) (any, int) {
 	if t.cache == nil {
 		return errStatus(apierrors.NewMethodNotSupported(gr, "watch (this REST transport has no cache to serve watches from)"))
 	}
@@ -499,40 +496,27 @@ func (t *restTransport) watch(ns string, gr schema.GroupResource, gvk schema.Gro
 	if err != nil {
 		return errStatus(err)
 	}
-	var body io.ReadCloser
-	if _, err := t.openWatch(ns, gvk, lo, meta, func(fs func(*unstructured.Unstructured) bool, from int64) *watcher {
-		var w *watcher
-		w, body = newWatcher(gvk.GroupKind(), ns, lo.LabelSelector, fs, meta, from)
-		return w
-	}); err != nil {
-		return errStatus(err)
+	if name != "" {
+		// A path that names the object (/watch/…/name, the deprecated
+		// form) watches it alone: the handler makes the name a
+		// metadata.name field selector, which any field selector sent
+		// must equal (kube's listOpts, restated: it is unexported).
+		if lo.FieldSelector != nil {
+			if sel, ok := lo.FieldSelector.RequiresExactMatch("metadata.name"); !ok || sel != name {
+				return errStatus(apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name"))
+			}
+		} else {
+			lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", name)
+		}
 	}
-	return stream{body: body}, http.StatusOK
-}
-
-// openWatch opens a watch of gvk's kind in ns with the decoded options lo
-// on the process's view, the stream made by open (the own path's wire, or
-// the handler front's watch.Interface): with sendInitialEvents, the
-// objects the view shows then a bookmark marking their end; otherwise the
-// view's events since resourceVersion. meta (PartialObjectMetadata asked
-// for) orders the kind's streams (streamKey). It returns the stream,
-// registered with the cache, its first frames queued.
-func (t *restTransport) openWatch(ns string, gvk schema.GroupVersionKind, lo *metainternalversion.ListOptions, meta bool,
-	open func(fs func(*unstructured.Unstructured) bool, from int64) *watcher) (*watcher, error) {
-	ls, fsel := lo.LabelSelector, lo.FieldSelector
-	if ls != nil && ls.Empty() {
-		ls = nil
-	}
-	if fsel != nil && fsel.Empty() {
-		fsel = nil
-	}
+	ls := lo.LabelSelector
 	env := t.c.env
 	env.Lock()
 	defer env.Unlock()
 	gk := gvk.GroupKind()
-	fs, err := env.Server.FieldMatcher(gk, fsel)
+	fs, err := env.Server.FieldMatcher(gk, lo.FieldSelector)
 	if err != nil {
-		return nil, err
+		return errStatus(err)
 	}
 	pos := t.cache.watchPos(gk)
 	rv := lo.ResourceVersion
@@ -540,19 +524,18 @@ func (t *restTransport) openWatch(ns string, gvk schema.GroupVersionKind, lo *me
 	initial := lo.SendInitialEvents != nil && *lo.SendInitialEvents
 	if !initial && rv != "" && rv != "0" {
 		if from, err = strconv.ParseInt(rv, 10, 64); err != nil {
-			return nil, apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error())
+			return errStatus(apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error()))
 		}
 	}
 	if st := env.Server.TooOldToWatch(gk, from); st != nil && !initial {
 		// A 200 stream with one ERROR event (410 Expired), then the end.
-		w := open(fs, from)
+		w, body := newWatcher(gk, ns, ls, fs, meta, from)
 		w.status(st)
 		w.close()
-		return w, nil
+		return stream{body: body}, http.StatusOK
 	}
-	w := open(fs, from)
-	w.labels = ls
-	w.key = streamKey(ns, ls, fsel, meta)
+	w, body := newWatcher(gk, ns, ls, fs, meta, from)
+	w.key = streamKey(ns, ls, lo.FieldSelector, meta)
 	st := env.Server.Store()
 	if initial {
 		if k, ok := env.Server.KindFor(gk); ok {
@@ -580,7 +563,7 @@ func (t *restTransport) openWatch(ns string, gvk schema.GroupVersionKind, lo *me
 	// before they are released hears them as the informer pops them, in
 	// the list's order, where one registered on a synced informer hears
 	// them replayed in the order of client-go's indexer map.
-	return w, nil
+	return stream{body: body}, http.StatusOK
 }
 
 // streamKey names a watch's selection, ordering a kind's streams.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -164,12 +162,10 @@ var _ = register("front/too-new-resource-version", func(ctx context.Context, c c
 	}
 })
 
-// front/watch-named-protobuf: a watch through the seam is kube's watch
-// handler's. The deprecated /watch/ path that names an object watches that
-// object only (the handler makes the name a metadata.name field
-// selector; the seam's own path watched the whole collection), and a
-// clientset's watch is framed protobuf (its own path answered JSON).
-var _ = register("front/watch-named-protobuf", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+// watch/named-path: a watch on the deprecated /watch/ path that names an
+// object watches that object only (kube's handler makes the name a
+// metadata.name field selector); the seam watched the whole collection.
+var _ = register("watch/named-path", func(ctx context.Context, c client.Client, ns string, o *Observation) {
 	seedCMs(ctx, c, ns, o)
 	cs := clientsetFor(c, o)
 	if cs == nil {
@@ -198,24 +194,9 @@ var _ = register("front/watch-named-protobuf", func(ctx context.Context, c clien
 	}
 	ev, _ = nextEvent(w, false)
 	o.Add("named.second", typedEventFact(ev))
-
-	hc, err := rest.HTTPClientFor(restConfigs[c])
-	if !o.Err("http client", err) {
-		return
-	}
-	u := strings.TrimSuffix(restConfigs[c].Host, "/") + "/api/v1/namespaces/" + ns + "/configmaps?watch=true&resourceVersion=" + l.ResourceVersion
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if !o.Err("request", err) {
-		return
-	}
-	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")
-	resp, err := hc.Do(req)
-	if !o.Err("watch.protobuf", err) {
-		return
-	}
-	_ = resp.Body.Close()
-	o.Add("protobuf.status", resp.StatusCode)
-	o.Add("protobuf.content-type", resp.Header.Get("Content-Type"))
+	_, err = cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/watch/namespaces", ns, "configmaps", "b-blue").
+		Param("resourceVersion", l.ResourceVersion).Param("fieldSelector", "metadata.name=d-none").Watch(ctx)
+	o.Err("watch.named-other-selector", err)
 })
 
 // typedEventFact is an event's type, and the name and data of the
