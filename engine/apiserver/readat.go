@@ -44,10 +44,10 @@ func WithTableClock(ctx context.Context, now func() time.Time) context.Context {
 // ReadingAt's time: upstream's convertor measures ages from time.Now, a
 // clock it takes no seam for, so it is given a copy of the object whose
 // timestamps are moved by (wall clock − the virtual now), and the rows get
-// the objects as stored back. The ages are those at the virtual now,
-// exactly: the printers round ages down, and the wall clock only moves on
-// between the shift and their reading. Without the time it is the
-// convertor itself.
+// the objects as stored back. The ages are those at the virtual now: the
+// printers round ages down, and the wall clock only moves on between the
+// shift and their reading (by less than the second the now is floored
+// to). Without the time it is the convertor itself.
 type clockedTable struct{ rest.TableConvertor }
 
 func (c clockedTable) ConvertToTable(ctx context.Context, obj runtime.Object, opts runtime.Object) (*metav1.Table, error) {
@@ -55,7 +55,12 @@ func (c clockedTable) ConvertToTable(ctx context.Context, obj runtime.Object, op
 	if !ok {
 		return c.TableConvertor.ConvertToTable(ctx, obj, opts)
 	}
-	now := clock()
+	// Whole seconds: the printers floor an age to the second, and the
+	// timestamps they read are whole seconds (metav1.Time), so flooring
+	// the virtual now prints the same ages and leaves a second of wall
+	// clock between the shift and the printers' reading (a loaded machine
+	// printed 1s for an age of 0.95s).
+	now := clock().Truncate(time.Second)
 	shifted := obj.DeepCopyObject()
 	stored := map[runtime.Object]runtime.Object{shifted: obj}
 	if meta.IsListType(obj) {
