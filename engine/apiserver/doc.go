@@ -21,16 +21,21 @@
 // learns what its calls wrote through Server.Track; observers (Observe)
 // see every write, the server's own included.
 //
-// Reads over HTTP (the REST seam, package ctrlsim, and make inspect) of
-// the kinds whose writes kube's REST storage makes are answered by
-// kube-apiserver's own endpoint handlers over that storage (FrontReads:
-// front.go for built-in kinds, installed by APIGroupVersion.InstallREST;
-// front_cr.go for custom resources, a RequestScope per served version as
-// apiextensions-apiserver's CRD handler builds it), so their
-// negotiation, options, status codes and bodies are kube's; so are make
-// inspect's watches, whose events come from the request's WatchSource
-// (the recorded steps) in FrontObject's form. docs/handler-front.md is
-// the design and its remaining stages (the seam's watches, writes). The engine's own
+// Reads and watches over HTTP (the REST seam, package ctrlsim, and make
+// inspect) of the kinds whose writes kube's REST storage makes are
+// answered by kube-apiserver's own endpoint handlers over that storage
+// (FrontReads: front.go for built-in kinds, installed by
+// APIGroupVersion.InstallREST; front_cr.go for custom resources, a
+// RequestScope per served version as apiextensions-apiserver's CRD
+// handler builds it), so their negotiation, options, status codes and
+// bodies are kube's; a watch's events come from the caller's
+// WatchSource (the process's view on the seam, the recorded steps in
+// inspect), in FrontObject's form. The seam serves a watch with a
+// timeoutSeconds beyond any horizon (the known difference
+// watch/timeout-seconds: the handler's timer is not let fire on the
+// virtual clock, where it could meet another wake at the same instant).
+// docs/handler-front.md is the design and its remaining stage
+// (writes). The engine's own
 // reads (Get, ListPage: the direct client and the informer views) read the
 // store, with kube's continue tokens (storage.ValidateListOptions).
 //

@@ -37,9 +37,10 @@ import (
 // these are its first stages: reads (get, list) of the kinds whose writes
 // kube's REST storage makes here (registryStorages, and custom resources
 // through apiextensions-apiserver's storage: front_cr.go), main resource
-// and status, and watches whose caller gives a WatchSource (make
-// inspect's). Writes, the REST seam's watches and the kinds the engine
-// writes itself keep the callers' own paths.
+// and status, and watches (their events from the caller's WatchSource:
+// the process's view on the REST seam, the recorded steps in make
+// inspect). Writes and the kinds the engine writes itself keep the
+// callers' own paths.
 //
 // What differs from kube-apiserver's installation, each for a reason:
 //   - one go-restful container per kind, built on first use (the engine

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -141,11 +144,7 @@ func TestFrontReads(t *testing.T) {
 // raw GETs path through rt with accept, and returns the body.
 func raw(t *testing.T, rt http.RoundTripper, path, accept string) string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "https://ctrlsim.invalid"+path, nil)
-	must(t, err)
-	req.Header.Set("Accept", accept)
-	resp, err := rt.RoundTrip(req)
-	must(t, err)
+	resp := send(t, rt, path, accept)
 	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	must(t, err)
@@ -449,4 +448,118 @@ func exampleObject(kind, name string, spec map[string]any) *unstructured.Unstruc
 	u.SetNamespace("default")
 	u.SetName(name)
 	return u
+}
+
+// TestFrontWatch: watches through the REST seam of a kind the front
+// serves are kube's watch handler's (ListResource over the process's
+// view): a clientset's watch is framed protobuf; a path that names an
+// object (the deprecated /watch/ form) watches that object only, as the
+// handler turns the name into a metadata.name field selector (the seam's
+// own path watched the whole collection); a metadata client's events are
+// PartialObjectMetadata; a DELETED event carries the deletion's
+// resourceVersion. A client's timeoutSeconds does not end a stream (the
+// known difference watch/timeout-seconds: the handler is given a timeout
+// beyond any horizon). Events still wait for the cache to release them.
+//
+// On the seam's own path (ctrlsim.OwnPath) it fails twice: the content
+// type is JSON, and the named watch hears b's change too.
+func TestFrontWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, ctrlsim.ManagerOptions{})
+		ctx := t.Context()
+		for _, name := range []string{"a", "b"} {
+			must(t, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Data: map[string]string{"k": name}}))
+		}
+		cfg := *f.mgr.GetConfig()
+		cs, err := kubernetes.NewForConfig(&cfg)
+		must(t, err)
+		l, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+		must(t, err)
+		rv := l.ResourceVersion
+		one := int64(1)
+		all, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{ResourceVersion: rv, TimeoutSeconds: &one})
+		must(t, err)
+		defer all.Stop()
+		named, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/watch/namespaces/default/configmaps/a").
+			Param("resourceVersion", rv).Watch(ctx)
+		must(t, err)
+		defer named.Stop()
+		mc, err := metadata.NewForConfig(&cfg)
+		must(t, err)
+		mw, err := mc.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default").
+			Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+		must(t, err)
+		defer mw.Stop()
+		ct := watchContentType(t, cfg.Transport, "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion="+rv,
+			"application/vnd.kubernetes.protobuf, application/json")
+
+		time.Sleep(2 * time.Second) // past the clientset watch's timeoutSeconds
+		must(t, f.direct.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b",
+			ResourceVersion: l.Items[1].ResourceVersion}, Data: map[string]string{"k": "b2"}}))
+		must(t, f.direct.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}}))
+		synctest.Wait()
+		f.env.Lock()
+		_, err = f.mgr.Cache().Sync(schema.GroupKind{Kind: "ConfigMap"})
+		f.env.Unlock()
+		must(t, err)
+		for f.mgr.Cache().ReleaseNext() {
+			synctest.Wait()
+		}
+		got := map[string]string{"all": events(all), "named": events(named), "metadata": events(mw), "content-type": ct}
+		want := map[string]string{
+			"all":          "MODIFIED *v1.ConfigMap b rv 7, DELETED *v1.ConfigMap a rv 8",
+			"named":        "DELETED *v1.ConfigMap a rv 8",
+			"metadata":     "MODIFIED *v1.PartialObjectMetadata b rv 7, DELETED *v1.PartialObjectMetadata a rv 8",
+			"content-type": "application/vnd.kubernetes.protobuf;stream=watch",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("watches (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// events drains the events a watch has received (in a synctest bubble:
+// each next one reaches the channel once the decoder has run).
+func events(w watch.Interface) string {
+	var out []string
+	for {
+		synctest.Wait()
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return strings.Join(append(out, "closed"), ", ")
+			}
+			m, err := meta.Accessor(ev.Object)
+			if err != nil {
+				out = append(out, fmt.Sprintf("%s %T", ev.Type, ev.Object))
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s %T %s rv %s", ev.Type, ev.Object, m.GetName(), m.GetResourceVersion()))
+		default:
+			return strings.Join(out, ", ")
+		}
+	}
+}
+
+// send GETs path through rt with accept; the caller closes the body.
+func send(t *testing.T, rt http.RoundTripper, path, accept string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "https://ctrlsim.invalid"+path, nil)
+	must(t, err)
+	req.Header.Set("Accept", accept)
+	resp, err := rt.RoundTrip(req)
+	must(t, err)
+	return resp
+}
+
+// watchContentType opens a watch of path through rt with accept and
+// returns its response's content type.
+func watchContentType(t *testing.T, rt http.RoundTripper, path, accept string) string {
+	t.Helper()
+	resp := send(t, rt, path, accept)
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch %s: %d", path, resp.StatusCode)
+	}
+	return resp.Header.Get("Content-Type")
 }

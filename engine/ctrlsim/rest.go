@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,11 +46,14 @@ import (
 // recorded and perturbed like the controller's own calls. URLs are parsed
 // by kube-apiserver's own RequestInfoFactory.
 //
-// Gets and lists of the kinds kube's REST storage writes here are answered
-// by kube-apiserver's own endpoint handlers (the handler front: viaFront,
-// apiserver.Server.FrontReads), in whatever media type the client asks
-// for. Everything else is answered by this transport's own path below, as
-// the design's later stages (docs/handler-front.md) have not replaced it.
+// Gets, lists and watches of the kinds kube's REST storage writes here are
+// answered by kube-apiserver's own endpoint handlers (the handler front:
+// viaFront, watchViaFront, apiserver.Server.FrontReads), in whatever media
+// type the client asks for; a watch's events come from the process's
+// view as below. Everything else (writes; every request of a kind the
+// front does not serve, or of an ablated run) is answered by this
+// transport's own path below, as the design's last stage
+// (docs/handler-front.md, Stage 3) has not replaced it.
 //
 // What its own path serves: get, list (label and field selectors), create, update,
 // patch (JSON, merge, strategic merge, apply), delete and deletecollection
@@ -509,14 +513,40 @@ func (t *restTransport) watch(ns, name string, gr schema.GroupResource, gvk sche
 			lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", name)
 		}
 	}
-	ls := lo.LabelSelector
+	var body io.ReadCloser
+	if _, err := t.openWatch(ns, gvk, lo, meta, func(fs func(*unstructured.Unstructured) bool, from int64) *watcher {
+		var w *watcher
+		w, body = newWatcher(gvk.GroupKind(), ns, lo.LabelSelector, fs, meta, from)
+		return w
+	}); err != nil {
+		return errStatus(err)
+	}
+	return stream{body: body}, http.StatusOK
+}
+
+// openWatch opens a watch of gvk's kind in ns with the decoded options lo
+// on the process's view, the stream made by open (the own path's wire, or
+// the handler front's watch.Interface): with sendInitialEvents, the
+// objects the view shows then a bookmark marking their end; otherwise the
+// view's events since resourceVersion. meta (PartialObjectMetadata asked
+// for) orders the kind's streams (streamKey). It returns the stream,
+// registered with the cache, its first frames queued.
+func (t *restTransport) openWatch(ns string, gvk schema.GroupVersionKind, lo *metainternalversion.ListOptions, meta bool,
+	open func(fs func(*unstructured.Unstructured) bool, from int64) *watcher) (*watcher, error) {
+	ls, fsel := lo.LabelSelector, lo.FieldSelector
+	if ls != nil && ls.Empty() {
+		ls = nil
+	}
+	if fsel != nil && fsel.Empty() {
+		fsel = nil
+	}
 	env := t.c.env
 	env.Lock()
 	defer env.Unlock()
 	gk := gvk.GroupKind()
-	fs, err := env.Server.FieldMatcher(gk, lo.FieldSelector)
+	fs, err := env.Server.FieldMatcher(gk, fsel)
 	if err != nil {
-		return errStatus(err)
+		return nil, err
 	}
 	pos := t.cache.watchPos(gk)
 	rv := lo.ResourceVersion
@@ -524,18 +554,19 @@ func (t *restTransport) watch(ns, name string, gr schema.GroupResource, gvk sche
 	initial := lo.SendInitialEvents != nil && *lo.SendInitialEvents
 	if !initial && rv != "" && rv != "0" {
 		if from, err = strconv.ParseInt(rv, 10, 64); err != nil {
-			return errStatus(apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error()))
+			return nil, apierrors.NewBadRequest("resourceVersion " + rv + ": " + err.Error())
 		}
 	}
 	if st := env.Server.TooOldToWatch(gk, from); st != nil && !initial {
 		// A 200 stream with one ERROR event (410 Expired), then the end.
-		w, body := newWatcher(gk, ns, ls, fs, meta, from)
+		w := open(fs, from)
 		w.status(st)
 		w.close()
-		return stream{body: body}, http.StatusOK
+		return w, nil
 	}
-	w, body := newWatcher(gk, ns, ls, fs, meta, from)
-	w.key = streamKey(ns, ls, lo.FieldSelector, meta)
+	w := open(fs, from)
+	w.labels = ls
+	w.key = streamKey(ns, ls, fsel, meta)
 	st := env.Server.Store()
 	if initial {
 		if k, ok := env.Server.KindFor(gk); ok {
@@ -563,7 +594,7 @@ func (t *restTransport) watch(ns, name string, gr schema.GroupResource, gvk sche
 	// before they are released hears them as the informer pops them, in
 	// the list's order, where one registered on a synced informer hears
 	// them replayed in the order of client-go's indexer map.
-	return stream{body: body}, http.StatusOK
+	return w, nil
 }
 
 // streamKey names a watch's selection, ordering a kind's streams.

@@ -7,11 +7,13 @@ import (
 	"sync"
 	"sync/atomic"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/ctrlbugs/corpus/engine/store"
 )
@@ -49,7 +51,16 @@ type watcher struct {
 	// written, even if the writer is busy when more are queued.
 	ready  int
 	closed bool
-	pw     *io.PipeWriter
+	// pw is the stream's own path's wire (JSON frames); nil on a stream
+	// served through the handler front, whose events go to out instead.
+	pw *io.PipeWriter
+	// toFront converts a stored object to the form kube's storage gives
+	// the handlers (apiserver.Server.FrontObject); set on a stream served
+	// through the handler front.
+	toFront func(*unstructured.Unstructured) (runtime.Object, error)
+	out     chan watch.Event
+	stopped chan struct{}
+	stop    sync.Once
 }
 
 func newWatcher(gk schema.GroupKind, ns string, ls labels.Selector, fs func(*unstructured.Unstructured) bool, metadata bool, from int64) (*watcher, io.ReadCloser) {
@@ -58,6 +69,29 @@ func newWatcher(gk schema.GroupKind, ns string, ls labels.Selector, fs func(*uns
 	w.cond = sync.NewCond(&w.mu)
 	go w.run()
 	return w, watchBody{PipeReader: pr, w: w}
+}
+
+// newFrontWatcher returns a watcher whose events kube's watch handler
+// encodes: the watch.Interface the handler front's watch source gives it
+// (apiserver.WatchSource), its events' objects converted by toFront.
+func newFrontWatcher(gk schema.GroupKind, ns string, ls labels.Selector, fs func(*unstructured.Unstructured) bool, from int64,
+	toFront func(*unstructured.Unstructured) (runtime.Object, error)) *watcher {
+	w := &watcher{gk: gk, ns: ns, labels: ls, fields: fs, from: from, toFront: toFront,
+		out: make(chan watch.Event), stopped: make(chan struct{})}
+	w.cond = sync.NewCond(&w.mu)
+	go w.run()
+	return w
+}
+
+// ResultChan implements watch.Interface (a stream served through the
+// handler front): the released events, closed when the stream ends.
+func (w *watcher) ResultChan() <-chan watch.Event { return w.out }
+
+// Stop implements watch.Interface: the handler is done with the stream
+// (its client went, or it could not write).
+func (w *watcher) Stop() {
+	w.close()
+	w.stop.Do(func() { close(w.stopped) })
 }
 
 // watchBody is the stream's response body: the client closing it (its
@@ -90,15 +124,37 @@ func (w *watcher) run() {
 		w.ready = 0
 		w.mu.Unlock()
 		for _, f := range frames {
-			if _, err := w.pw.Write(f.data); err != nil {
+			if !w.write(f) {
 				w.close()
+				if w.out != nil {
+					close(w.out)
+				}
 				return
 			}
 		}
 		if closed {
-			_ = w.pw.Close()
+			if w.out != nil {
+				close(w.out)
+			} else {
+				_ = w.pw.Close()
+			}
 			return
 		}
+	}
+}
+
+// write sends one frame to the client: on the wire, or to the handler
+// front's watch handler; false when the client has gone.
+func (w *watcher) write(f frame) bool {
+	if w.out == nil {
+		_, err := w.pw.Write(f.data)
+		return err == nil
+	}
+	select {
+	case w.out <- f.ev:
+		return true
+	case <-w.stopped:
+		return false
 	}
 }
 
@@ -112,21 +168,34 @@ func (w *watcher) close() {
 // frame is one queued watch event, numbered in the order its cache's
 // streams were fed.
 type frame struct {
-	data []byte
+	data []byte      // the own path's JSON frame
+	ev   watch.Event // the handler front's event
 	seq  uint64
 	rv   int64 // the event's resourceVersion, 0 for other frames
 }
 
-func (w *watcher) queue(f []byte) {
+func (w *watcher) queue(f frame) {
 	w.mu.Lock()
 	if !w.closed {
-		var n uint64
 		if w.seq != nil {
-			n = w.seq.Add(1)
+			f.seq = w.seq.Add(1)
 		}
-		w.frames = append(w.frames, frame{data: f, seq: n})
+		w.frames = append(w.frames, f)
 	}
 	w.mu.Unlock()
+}
+
+// queueFront queues an event for the handler front, its object u
+// converted as kube's storage gives it (an ERROR event with an internal
+// error when it cannot be).
+func (w *watcher) queueFront(typ watch.EventType, u *unstructured.Unstructured) {
+	obj, err := w.toFront(u)
+	if err != nil {
+		st := apierrors.NewInternalError(err).Status()
+		w.queue(frame{ev: watch.Event{Type: watch.Error, Object: &st}})
+		return
+	}
+	w.queue(frame{ev: watch.Event{Type: typ, Object: obj}})
 }
 
 // next returns the number of the first queued frame a flush has not
@@ -229,6 +298,10 @@ func (w *watcher) releaseAll() (int64, bool) {
 // status queues an ERROR event carrying st, as kube-apiserver sends when a
 // watch cannot go on.
 func (w *watcher) status(st *metav1.Status) {
+	if w.out != nil {
+		w.queue(frame{ev: watch.Event{Type: watch.Error, Object: st}})
+		return
+	}
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(st)
 	if err != nil {
 		return
@@ -237,10 +310,18 @@ func (w *watcher) status(st *metav1.Status) {
 	if err != nil {
 		return
 	}
-	w.queue(append(f, '\n'))
+	w.queue(frame{data: append(f, '\n')})
 }
 
 func (w *watcher) event(typ string, u *unstructured.Unstructured, rv string) {
+	if w.out != nil {
+		if rv != "" && typ == "DELETED" {
+			u = u.DeepCopy()
+			u.SetResourceVersion(rv)
+		}
+		w.queueFront(watch.EventType(typ), u)
+		return
+	}
 	var obj map[string]any
 	if w.metadata {
 		obj = metadataOf(u)
@@ -259,7 +340,7 @@ func (w *watcher) event(typ string, u *unstructured.Unstructured, rv string) {
 	if err != nil {
 		return
 	}
-	w.queue(append(f, '\n'))
+	w.queue(frame{data: append(f, '\n')})
 }
 
 // bookmark queues a BOOKMARK at rv; initialEnd marks the end of the
@@ -270,6 +351,17 @@ func (w *watcher) bookmark(gvk schema.GroupVersionKind, rv int64, initialEnd boo
 		meta["annotations"] = map[string]any{metav1.InitialEventsAnnotationKey: "true"}
 	}
 	obj := map[string]any{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind, "metadata": meta}
+	if w.out != nil {
+		// An object of the kind with only a resourceVersion (and the
+		// annotation), as kube's cacher makes a bookmark (newFunc).
+		w.queueFront(watch.Bookmark, &unstructured.Unstructured{Object: obj})
+		w.mu.Lock()
+		if !w.closed {
+			w.lastRV = rv
+		}
+		w.mu.Unlock()
+		return
+	}
 	if w.metadata {
 		obj["apiVersion"], obj["kind"] = "meta.k8s.io/v1", "PartialObjectMetadata"
 	}
@@ -277,7 +369,7 @@ func (w *watcher) bookmark(gvk schema.GroupVersionKind, rv int64, initialEnd boo
 	if err != nil {
 		return
 	}
-	w.queue(append(f, '\n'))
+	w.queue(frame{data: append(f, '\n')})
 	w.mu.Lock()
 	if !w.closed {
 		w.lastRV = rv

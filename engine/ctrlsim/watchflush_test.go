@@ -17,10 +17,10 @@ func TestWatchWritesOnlyFlushed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, body := newWatcher(schema.GroupKind{Kind: "ConfigMap"}, "", nil, nil, false, 0)
 		defer func() { _ = body.Close() }()
-		w.queue([]byte("one\n"))
+		w.queue(frame{data: []byte("one\n")})
 		w.flush()
 		synctest.Wait() // the writer is blocked writing "one": nobody reads yet
-		w.queue([]byte("two\n"))
+		w.queue(frame{data: []byte("two\n")})
 		got := make(chan string, 2)
 		go func() {
 			buf := make([]byte, 16)

@@ -19,17 +19,28 @@ import (
 // TestSeamWatchNamed: a watch through the REST seam on a path that names
 // an object (the deprecated /watch/ form) hears that object only, as
 // kube's handler makes the name a metadata.name field selector; before,
-// the seam watched the whole collection (the fidelity case
+// the seam's own path watched the whole collection (the fidelity case
 // front/watch-named found it). A field selector that names another object
-// is kube's 400.
+// is kube's 400. Both paths: kube's handler (the front) and the seam's own
+// (the kinds the front does not serve), which restates the rule.
 func TestSeamWatchNamed(t *testing.T) {
+	for _, path := range []string{"front", "own path"} {
+		t.Run(path, func(t *testing.T) { seamWatchNamed(t, path == "own path") })
+	}
+}
+
+func seamWatchNamed(t *testing.T, own bool) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, ctrlsim.ManagerOptions{})
 		ctx := t.Context()
 		for _, name := range []string{"a", "b"} {
 			must(t, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}))
 		}
-		cs, err := kubernetes.NewForConfig(f.mgr.GetConfig())
+		cfg := *f.mgr.GetConfig()
+		if own {
+			cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
+		}
+		cs, err := kubernetes.NewForConfig(&cfg)
 		must(t, err)
 		l, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
 		must(t, err)

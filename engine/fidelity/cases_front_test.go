@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -197,6 +200,59 @@ var _ = register("watch/named-path", func(ctx context.Context, c client.Client, 
 	_, err = cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/watch/namespaces", ns, "configmaps", "b-blue").
 		Param("resourceVersion", l.ResourceVersion).Param("fieldSelector", "metadata.name=d-none").Watch(ctx)
 	o.Err("watch.named-other-selector", err)
+})
+
+// front/watch-frames: a watch through the seam is kube's watch handler's:
+// a client asking for protobuf gets protobuf frames (the seam's own path
+// answered JSON), and a metadata client's events are
+// PartialObjectMetadata.
+var _ = register("front/watch-frames", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	seedCMs(ctx, c, ns, o)
+	cs := clientsetFor(c, o)
+	if cs == nil {
+		return
+	}
+	l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if !o.Err("list", err) {
+		return
+	}
+	hc, err := rest.HTTPClientFor(restConfigs[c])
+	if !o.Err("http client", err) {
+		return
+	}
+	u := strings.TrimSuffix(restConfigs[c].Host, "/") + "/api/v1/namespaces/" + ns + "/configmaps?watch=true&resourceVersion=" + l.ResourceVersion
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if !o.Err("request", err) {
+		return
+	}
+	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")
+	resp, err := hc.Do(req)
+	if !o.Err("watch.protobuf", err) {
+		return
+	}
+	_ = resp.Body.Close()
+	o.Add("protobuf.status", resp.StatusCode)
+	o.Add("protobuf.content-type", resp.Header.Get("Content-Type"))
+
+	mc, err := metadata.NewForConfig(restConfigs[c])
+	if !o.Err("metadata client", err) {
+		return
+	}
+	w, err := mc.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns).
+		Watch(ctx, metav1.ListOptions{ResourceVersion: l.ResourceVersion})
+	if !o.Err("watch.metadata", err) {
+		return
+	}
+	defer w.Stop()
+	if _, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, "b-blue", types.MergePatchType, []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{}); !o.Err("patch", err) {
+		return
+	}
+	ev, _ := nextEvent(w, false)
+	if pom, ok := ev.Object.(*metav1.PartialObjectMetadata); ok {
+		o.Add("metadata.event", fmt.Sprintf("%s %s %s %s", ev.Type, pom.APIVersion, pom.Kind, pom.Name))
+	} else {
+		o.Add("metadata.event", fmt.Sprintf("%s %T", ev.Type, ev.Object))
+	}
 })
 
 // typedEventFact is an event's type, and the name and data of the

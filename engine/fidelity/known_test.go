@@ -9,7 +9,7 @@ var knownDifferences = map[string]string{
 	// apiserver/doc.go: "No admission webhooks or admission plugins except
 	// NamespaceLifecycle".
 	"crv2/two-versions-none-conversion": "engine: a CRD is served at its storage version only; another served version is a 404 (kube serves every served version, converting with strategy None by rewriting apiVersion, each version pruning and defaulting with its own schema)",
-	"watch/timeout-seconds":             "engine: a watch's timeoutSeconds is not honoured: the stream stays open until a perturbation (watchBreak) ends it, where kube ends it when the timer fires and client-go's reflector watches again",
+	"watch/timeout-seconds":             "engine: a watch's timeoutSeconds is not honoured on the REST seam (the handler front gives kube's watch handler a timeout beyond any horizon, so its timer never meets another wake at the same virtual instant): the stream stays open until a perturbation (watchBreak) ends it, where kube ends it when the timer fires and client-go's reflector watches again",
 	"pod/create-defaults-and-status":    "engine: no ServiceAccount or Priority admission (spec.serviceAccountName and spec.priority stay unset)",
 	// apiserver/builtinopenapi.go: "paths: ... The engine has no routes: a
 	// document carries no paths".

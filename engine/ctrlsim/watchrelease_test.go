@@ -1,0 +1,49 @@
+package ctrlsim_test
+
+import (
+	"runtime"
+	"testing"
+	"testing/synctest"
+	"weak"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ctrlbugs/corpus/engine/apiserver"
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+)
+
+// TestFrontWatchReleasesServer: once a watch through the handler front has
+// ended, nothing the handler leaves behind keeps the process's server
+// reachable. Kube's watch handler makes a timer for its deadline
+// (context.WithTimeout); a stopped timer stays in its synctest bubble's
+// heap until the time it would have fired, with the context it cancels,
+// and a bubble lives on after its run while an upstream goroutine that
+// never stops is left in it. When that context reached the process, every
+// run of an exploration kept its server (Karpenter's 200 runs of
+// karpenter-16 peaked at 2.5 GB).
+func TestFrontWatchReleasesServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gone := func() weak.Pointer[apiserver.Server] {
+			f := newFixture(t, ctrlsim.ManagerOptions{})
+			ctx := t.Context()
+			must(t, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}}))
+			cs, err := kubernetes.NewForConfig(f.mgr.GetConfig())
+			must(t, err)
+			l, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+			must(t, err)
+			w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{ResourceVersion: l.ResourceVersion})
+			must(t, err)
+			synctest.Wait()
+			w.Stop()
+			synctest.Wait()
+			return weak.Make(f.srv)
+		}()
+		runtime.GC()
+		runtime.GC()
+		if gone.Value() != nil {
+			t.Error("the server is still reachable after its only watch ended")
+		}
+	})
+}
