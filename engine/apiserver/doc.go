@@ -22,9 +22,11 @@
 // see every write, the server's own included.
 //
 // Reads and watches over HTTP (the REST seam, package ctrlsim, and make
-// inspect) of the kinds whose writes kube's REST storage makes are
-// answered by kube-apiserver's own endpoint handlers over that storage
-// (FrontReads: front.go for built-in kinds, installed by
+// inspect), and the seam's deletes (frontdelete.go: the engine's Delete
+// below kube's delete and deletecollection handlers), of the kinds whose
+// writes kube's REST storage makes are answered by kube-apiserver's own
+// endpoint handlers over that storage
+// (FrontHandler: front.go for built-in kinds, installed by
 // APIGroupVersion.InstallREST; front_cr.go for custom resources, a
 // RequestScope per served version as apiextensions-apiserver's CRD
 // handler builds it), so their negotiation, options, status codes and
@@ -34,8 +36,8 @@
 // timeoutSeconds beyond any horizon (the known difference
 // watch/timeout-seconds: the handler's timer is not let fire on the
 // virtual clock, where it could meet another wake at the same instant).
-// docs/handler-front.md is the design and its remaining stage
-// (writes). The engine's own
+// docs/handler-front.md is the design and its remaining stage (creates,
+// updates and patches). The engine's own
 // reads (Get, ListPage: the direct client and the informer views) read the
 // store, with kube's continue tokens (storage.ValidateListOptions).
 //

@@ -34,13 +34,14 @@ import (
 // that content negotiation (JSON, YAML, protobuf, PartialObjectMetadata,
 // Table), option decoding and validation, status codes and error bodies
 // are kube's own. docs/handler-front.md is the design and its staged plan;
-// these are its first stages: reads (get, list) of the kinds whose writes
-// kube's REST storage makes here (registryStorages, and custom resources
-// through apiextensions-apiserver's storage: front_cr.go), main resource
-// and status, and watches (their events from the caller's WatchSource:
-// the process's view on the REST seam, the recorded steps in make
-// inspect). Writes and the kinds the engine writes itself keep the
-// callers' own paths.
+// these are its first stages, for the kinds whose writes kube's REST
+// storage makes here (registryStorages, and custom resources through
+// apiextensions-apiserver's storage: front_cr.go): reads (get, list) of
+// the main resource and status, watches (their events from the caller's
+// WatchSource: the process's view on the REST seam, the recorded steps in
+// make inspect), and deletes (delete, deletecollection: frontdelete.go,
+// the engine's delete below kube's handlers). Creates, updates and patches,
+// and the kinds the engine writes itself, keep the callers' own paths.
 //
 // What differs from kube-apiserver's installation, each for a reason:
 //   - one go-restful container per kind, built on first use (the engine
@@ -52,8 +53,9 @@ import (
 //     create-on-update and unsafe deletes; nil would make those a 500);
 //   - the storage the handlers call is frontStorage, which serves only the
 //     verbs the front serves and reports what a read returned (ReadResult)
-//     for the caller's record; no watch cache (reads are the etcd3
-//     storage's over the engine's store, as for writes).
+//     or a delete wrote (FrontWrite) for the caller's record; no watch
+//     cache (reads are the etcd3 storage's over the engine's store, as for
+//     writes).
 
 // frontMinRequestTimeout and frontMaxRequestBodyBytes are kube-apiserver's
 // defaults (k8s.io/apiserver/pkg/server/config.go: MinRequestTimeout 1800,
@@ -121,17 +123,19 @@ func (s *Server) FrontObject(gk schema.GroupKind, u *unstructured.Unstructured) 
 	return s.toInternal(k, u)
 }
 
-// FrontReads returns kube-apiserver's endpoint handlers serving get and
-// list of the kind gvk names (main resource, and status where the kind has
-// it) over kube's REST storage for it, at the kind's served version; ok is
-// false for a kind whose reads the front does not serve (a kind the engine
+// FrontHandler returns kube-apiserver's endpoint handlers serving the kind
+// gvk names over kube's REST storage for it, at the kind's served version:
+// get (main resource, and status where the kind has it), list, watch (from
+// the request's WatchSource), and delete and deletecollection (through the
+// engine's delete, for a request with a FrontWrite); ok is false for a
+// kind the front does not serve (a kind the engine
 // writes itself such as Service, a custom resource without a structural
 // schema, a version the server does not serve, or any kind on a server
 // with an ablation). The handler reads the request's
 // RequestInfo itself (kube's WithRequestInfo filter) and answers with
 // kube's bodies and status codes. It must be called with the caller's
 // lock on the server held, as every other call.
-func (s *Server) FrontReads(gvk schema.GroupVersionKind) (h http.Handler, ok bool, err error) {
+func (s *Server) FrontHandler(gvk schema.GroupVersionKind) (h http.Handler, ok bool, err error) {
 	if !s.FrontServes(gvk) {
 		return nil, false, nil
 	}
@@ -150,13 +154,13 @@ func (s *Server) FrontReads(gvk schema.GroupVersionKind) (h http.Handler, ok boo
 		return s.keepFront(k, h), true, nil
 	}
 	storages := map[string]rest.Storage{}
-	main, err := newFrontStorage(k, r.main, true)
+	main, err := s.newFrontStorage(k, r.main, true)
 	if err != nil {
 		return nil, false, err
 	}
 	storages[k.Resource] = main
 	if st, found := r.subs["status"]; found {
-		sub, err := newFrontStorage(k, st, false)
+		sub, err := s.newFrontStorage(k, st, false)
 		if err != nil {
 			return nil, false, err
 		}
@@ -227,7 +231,7 @@ func (s *Server) keepFront(k *Kind, h http.Handler) http.Handler {
 	return h
 }
 
-// FrontServes reports whether FrontReads serves the kind gvk names.
+// FrontServes reports whether FrontHandler serves the kind gvk names.
 func (s *Server) FrontServes(gvk schema.GroupVersionKind) bool {
 	k, found := s.kinds[gvk.GroupKind()]
 	return found && k.GVK.Version == gvk.Version && s.throughRegistry(k)
@@ -243,10 +247,12 @@ func (allowAll) Authorize(context.Context, authorizer.Attributes) (authorizer.De
 // frontStorage is what the handlers call of kube's REST storage for a
 // kind: its Get, and for a main resource its List, Watch (through the
 // request's WatchSource) and Table conversion, reporting each read's
-// result (ReadResult). Serving only these, it is installed with get, list
-// and watch routes only (the installer's verbs follow the storage's
-// interfaces).
+// result (ReadResult), and Delete and DeleteCollection through the
+// engine's delete (frontdelete.go). Serving only these, it is installed
+// with get, list, watch and delete routes only (the installer's verbs
+// follow the storage's interfaces).
 type frontStorage struct {
+	s   *Server
 	k   *Kind
 	get rest.Getter
 	new func() runtime.Object
@@ -259,11 +265,14 @@ type frontList struct {
 	frontStorage
 	list  rest.Lister
 	table rest.TableConvertor
+	// returnDeleted: kube's storage answers a deletion with the object
+	// deleted, not a Status (rest.MayReturnFullObjectDeleter).
+	returnDeleted bool
 }
 
-func newFrontStorage(k *Kind, st any, main bool) (rest.Storage, error) {
+func (s *Server) newFrontStorage(k *Kind, st any, main bool) (rest.Storage, error) {
 	g, ok := st.(rest.Getter)
-	s, ok2 := st.(interface{ New() runtime.Object })
+	n, ok2 := st.(interface{ New() runtime.Object })
 	if !ok || !ok2 {
 		return nil, fmt.Errorf("apiserver: kube's %s storage (%T) cannot get", k.groupResource(), st)
 	}
@@ -271,7 +280,7 @@ func newFrontStorage(k *Kind, st any, main bool) (rest.Storage, error) {
 	if p, ok := st.(rest.SingularNameProvider); ok {
 		singular = p.GetSingularName()
 	}
-	fs := frontStorage{k: k, get: g, new: s.New, singular: singular}
+	fs := frontStorage{s: s, k: k, get: g, new: n.New, singular: singular}
 	if !main {
 		if t, ok := st.(rest.TableConvertor); ok {
 			// A status storage that converts to Tables (kube's pods/status
@@ -284,7 +293,8 @@ func newFrontStorage(k *Kind, st any, main bool) (rest.Storage, error) {
 	if !ok {
 		return nil, fmt.Errorf("apiserver: kube's %s storage (%T) cannot list", k.groupResource(), st)
 	}
-	return &frontList{frontStorage: fs, list: l, table: clockedTable{l}}, nil
+	rd, _ := st.(rest.MayReturnFullObjectDeleter)
+	return &frontList{frontStorage: fs, list: l, table: clockedTable{l}, returnDeleted: rd != nil && rd.DeleteReturnsDeletedObject()}, nil
 }
 
 func (f *frontStorage) New() runtime.Object     { return f.new() }

@@ -177,7 +177,7 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 	equivalent := runtime.NewEquivalentResourceRegistry()
 	gvr := k.GVK.GroupVersion().WithResource(k.Resource)
 	equivalent.RegisterKindFor(gvr, "", k.GVK)
-	main, err := newFrontStorage(k, r.main, true)
+	main, err := s.newFrontStorage(k, r.main, true)
 	if err != nil {
 		return nil, err
 	}
@@ -212,9 +212,12 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 	// ListResource, the storage as Lister and Watcher.
 	list := handlers.ListResource(main.(rest.Lister), main.(rest.Watcher), scope, false, frontMinRequestTimeout)
 	watchResource := handlers.ListResource(main.(rest.Lister), main.(rest.Watcher), scope, true, frontMinRequestTimeout)
+	// As serveResource: deletes with options allowed, no admission.
+	del := handlers.DeleteResource(main.(rest.GracefulDeleter), true, scope, nil)
+	delCollection := handlers.DeleteCollection(main.(rest.CollectionDeleter), true, scope, nil)
 	var getStatus http.HandlerFunc
 	if st, ok := r.subs["status"]; ok {
-		sub, err := newFrontStorage(k, st, false)
+		sub, err := s.newFrontStorage(k, st, false)
 		if err != nil {
 			return nil, err
 		}
@@ -238,6 +241,12 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 			return
 		case ri.Verb == "watch" && ri.Subresource == "":
 			watchResource(w, req)
+			return
+		case ri.Verb == "delete" && ri.Subresource == "":
+			del(w, req)
+			return
+		case ri.Verb == "deletecollection" && ri.Subresource == "":
+			delCollection(w, req)
 			return
 		}
 		responsewriters.ErrorNegotiated(apierrors.NewMethodNotSupported(gvr.GroupResource(), req.Method), ser, k.GVK.GroupVersion(), w, req)

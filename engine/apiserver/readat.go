@@ -19,7 +19,7 @@ import (
 type tableNowKey struct{}
 
 // ReadingAt returns a context under which a read through the handler front
-// (FrontReads) is the one kube-apiserver answered when the store was at
+// (FrontHandler) is the one kube-apiserver answered when the store was at
 // revision rev and the virtual clock at now: kube's storage reads the
 // store as it was at rev (etcdkv.ReadAt; a write under it is refused), a
 // resourceVersion newer than rev is too new (freshness), and a Table's

@@ -1,7 +1,9 @@
 package ctrlsim
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,17 +25,17 @@ import (
 )
 
 // viaFront serves a seam request through the server's handler front
-// (apiserver.Server.FrontReads: kube-apiserver's own endpoint handlers
+// (apiserver.Server.FrontHandler: kube-apiserver's own endpoint handlers
 // over kube's REST storage) when the front serves it: a get of a main
-// resource or its status, or a list, of a kind whose writes kube's REST
-// storage makes. ok is false for every other request, which the seam's own
-// path serves.
+// resource or its status, a list, a watch (watchViaFront), a delete or a
+// deletecollection, of a kind whose writes kube's REST storage makes. ok
+// is false for every other request, which the seam's own path serves.
 //
-// The request is one call of the seam's live client (Client.call), as on
-// the seam's own path: gated, perturbed (an error BeforeCall injects is
-// answered as the handlers answer an error: a Status with its code) and
-// recorded, with the object's resourceVersion a get read and the items a
-// list returned. The response is the handlers' own: status code, headers
+// The request (but a watch) is one call of the seam's live client
+// (Client.call), as on the seam's own path: gated, perturbed (an error
+// BeforeCall injects is answered as the handlers answer an error: a Status
+// with its code) and recorded, with the object's resourceVersion a get
+// read, the items a list returned, and what a delete wrote (serveWrite). The response is the handlers' own: status code, headers
 // (content type, Warning) and body, in the media type the client asked for
 // (JSON, YAML, protobuf; PartialObjectMetadata and Table conversions).
 func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestInfo) (*http.Response, bool) {
@@ -41,6 +43,7 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	case ri.Verb == "get" && (ri.Subresource == "" || ri.Subresource == "status"):
 	case ri.Verb == "list" && ri.Subresource == "":
 	case ri.Verb == "watch" && ri.Subresource == "" && t.cache != nil:
+	case (ri.Verb == "delete" || ri.Verb == "deletecollection") && ri.Subresource == "":
 	default:
 		return nil, false
 	}
@@ -57,13 +60,39 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 		return t.watchViaFront(req, ri, gvk), true
 	}
 	op := &Op{Verb: verb.Get, Subresource: ri.Subresource, GVK: gvk, Namespace: ri.Namespace, Name: ri.Name}
-	if ri.Verb == "list" {
+	var write *apiserver.FrontWrite
+	switch ri.Verb {
+	case "list":
 		op = &Op{Verb: verb.List, GVK: gvk, Namespace: ri.Namespace}
+	case "delete", "deletecollection":
+		op = &Op{Verb: verb.Delete, GVK: gvk, Namespace: ri.Namespace, Name: ri.Name}
+		if ri.Verb == "deletecollection" {
+			op = &Op{Verb: verb.DeleteAllOf, GVK: gvk, Namespace: ri.Namespace}
+		}
+		write = &apiserver.FrontWrite{GVK: gvk, Manager: t.c.name}
+		// The record names a delete's resourceVersion precondition, as
+		// on the own path; the handler decodes the options again (and
+		// answers what cannot be decoded).
+		if req.Body == nil {
+			// As a server's request has (http.NoBody): the handlers
+			// read it.
+			req.Body = http.NoBody
+		} else {
+			body, err := io.ReadAll(req.Body)
+			if err != nil {
+				return errResponse(req, apierrors.NewBadRequest(err.Error())), true
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			if opts, err := deleteOptions(req, body); err == nil && op.Verb == verb.Delete &&
+				opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
+				op.Precondition = *opts.Preconditions.ResourceVersion
+			}
+		}
 	}
 	ctx := viaSeam(req.Context())
 	var rec *httptest.ResponseRecorder
 	err = t.c.call(ctx, op, func() error {
-		h, ok, err := env.Server.FrontReads(gvk)
+		h, ok, err := env.Server.FrontHandler(gvk)
 		if err != nil {
 			return err
 		}
@@ -72,9 +101,16 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 			// went): answered as for a kind not served.
 			return apierrors.NewNotFound(gvr.GroupResource(), ri.Name)
 		}
-		var rr apiserver.ReadResult
 		rec = httptest.NewRecorder()
-		h.ServeHTTP(rec, req.WithContext(apiserver.WithReadResult(ctx, &rr)))
+		if write != nil {
+			protect(rec, func() { serveWrite(h, rec, req, ctx, write) })
+			if op.Verb == verb.Delete {
+				op.RVAfter = write.RV
+			}
+			return frontErr(rec)
+		}
+		var rr apiserver.ReadResult
+		protect(rec, func() { h.ServeHTTP(rec, req.WithContext(apiserver.WithReadResult(ctx, &rr))) })
 		if op.Verb == verb.Get {
 			op.ObservedRV = rr.RV
 		} else {
@@ -94,6 +130,50 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	resp.Request = req
 	return resp, true
 }
+
+// protect runs serve, answering a panic of the handlers (or the storage
+// below them) in rec as kube-apiserver's panic filter does
+// (WithPanicRecovery: a 500 Status), so that it is the call's error and in
+// its trace.
+func protect(rec *httptest.ResponseRecorder, serve func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			st := apierrors.NewInternalError(fmt.Errorf("the handler panicked: %v", p)).Status()
+			rec.Header().Set("Content-Type", "application/json")
+			rec.WriteHeader(int(st.Code))
+			rec.Body.Reset()
+			_ = json.NewEncoder(rec.Body).Encode(&st)
+		}
+	}()
+	serve()
+}
+
+// serveWrite serves a write through the front's handler h, recorded in
+// rec. The handler's request has a context of its own, holding only what
+// the write needs (w) and the client's cancellation: kube's write handlers
+// make a timer for the request's deadline (context.WithTimeout, 34 s), and
+// a stopped timer stays in a synctest bubble's heap with the context it
+// cancels until the time it would have fired (see watchViaFront), so that
+// context must not reach the process. For the same reason the handler
+// writes to rec through a writer that lets go of it when the handler
+// returns (kube's warning recorder keeps the writer in the context).
+func serveWrite(h http.Handler, rec *httptest.ResponseRecorder, req *http.Request, client context.Context, w *apiserver.FrontWrite) {
+	base, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer context.AfterFunc(client, cancel)()
+	dw := &detachedWriter{w: rec}
+	defer dw.drop()
+	h.ServeHTTP(dw, req.WithContext(apiserver.WithFrontWrite(base, w)))
+}
+
+// detachedWriter is an http.ResponseWriter that passes everything to w
+// until drop.
+type detachedWriter struct{ w http.ResponseWriter }
+
+func (d *detachedWriter) Header() http.Header         { return d.w.Header() }
+func (d *detachedWriter) Write(b []byte) (int, error) { return d.w.Write(b) }
+func (d *detachedWriter) WriteHeader(code int)        { d.w.WriteHeader(code) }
+func (d *detachedWriter) drop()                       { d.w = nil }
 
 // errResponse answers err as the seam answers an error the handlers did
 // not see (a Status, with Retry-After when it says to retry).
@@ -157,7 +237,7 @@ func (t *restTransport) watchViaFront(req *http.Request, ri *genericrequest.Requ
 		return errResponse(req, err)
 	}
 	env.Lock()
-	h, ok, err := env.Server.FrontReads(gvk)
+	h, ok, err := env.Server.FrontHandler(gvk)
 	env.Unlock()
 	if err == nil && !ok {
 		err = apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: ri.Resource}, ri.Name)

@@ -30,7 +30,7 @@ import (
 	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
-// TestFrontReads: gets and lists of a kind kube's REST storage writes,
+// TestFrontHandler: gets and lists of a kind kube's REST storage writes,
 // sent through the REST seam by the clients upstream builds on the
 // manager's rest.Config, are answered by kube-apiserver's own endpoint
 // handlers (the handler front): in protobuf to a clientset, as
@@ -41,7 +41,7 @@ import (
 // and with kube's error bodies. Each is one recorded call of the process,
 // with the resourceVersion a get read and the number of items a list
 // returned; a call a perturbation refuses is answered with the refusal.
-func TestFrontReads(t *testing.T) {
+func TestFrontHandler(t *testing.T) {
 	f := newFixture(t, ctrlsim.ManagerOptions{})
 	ctx := t.Context()
 	for i, name := range []string{"a", "b", "c"} {
@@ -154,7 +154,7 @@ func raw(t *testing.T, rt http.RoundTripper, path, accept string) string {
 	return string(b)
 }
 
-// TestFrontReadsCR: gets and lists of a custom resource through the REST
+// TestFrontHandlerCR: gets and lists of a custom resource through the REST
 // seam are answered by the handlers apiextensions-apiserver's CRD handler
 // builds (the front's per-version RequestScope over the custom resource
 // storage): the list an UnstructuredList with metadata.continue ""; a
@@ -162,7 +162,7 @@ func raw(t *testing.T, rt http.RoundTripper, path, accept string) string {
 // version's selectable fields, and kube's 400 on another field; the status
 // subresource's get; PartialObjectMetadata. With the front off the seam's
 // own path gave no Table and no continue field.
-func TestFrontReadsCR(t *testing.T) {
+func TestFrontHandlerCR(t *testing.T) {
 	f := newFixture(t, ctrlsim.ManagerOptions{})
 	ctx := t.Context()
 	must(t, f.srv.InstallCRDJSON([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
@@ -247,7 +247,7 @@ func frontFixture(t testing.TB) *fixture {
 // clientset, a dynamic client): the same objects, resourceVersions and
 // continue tokens, for gets, status gets, lists with selectors and pages,
 // of a built-in kind and a custom resource. What differs on the wire
-// (items' kind, metadata.continue "", Tables) is TestFrontReads'.
+// (items' kind, metadata.continue "", Tables) is TestFrontHandler'.
 func TestFrontAgreesWithOwnPath(t *testing.T) {
 	f := frontFixture(t)
 	ctx := t.Context()
@@ -336,7 +336,7 @@ func TestFrontAgreesWithOwnPath(t *testing.T) {
 			if l, ok := b.(runtime.Object); ok && meta.IsListType(l) {
 				if _, u := l.(*unstructured.UnstructuredList); !u {
 					// The own path gave each typed item its kind; a
-					// typed list's items have none (TestFrontReads).
+					// typed list's items have none (TestFrontHandler).
 					must(t, meta.EachListItem(l, func(o runtime.Object) error {
 						o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 						return nil
@@ -416,11 +416,11 @@ func TestFrontNoRoute(t *testing.T) {
 	}
 }
 
-// TestFrontReadsWebhookCRD: a custom resource whose CRD's conversion
+// TestFrontHandlerWebhookCRD: a custom resource whose CRD's conversion
 // strategy is Webhook is read through the front like any other: the engine
 // serves the storage version only, so nothing is converted and no webhook
 // is called.
-func TestFrontReadsWebhookCRD(t *testing.T) {
+func TestFrontHandlerWebhookCRD(t *testing.T) {
 	f := newFixture(t, ctrlsim.ManagerOptions{})
 	ctx := t.Context()
 	must(t, f.srv.InstallCRDJSON([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",

@@ -46,14 +46,16 @@ import (
 // recorded and perturbed like the controller's own calls. URLs are parsed
 // by kube-apiserver's own RequestInfoFactory.
 //
-// Gets, lists and watches of the kinds kube's REST storage writes here are
-// answered by kube-apiserver's own endpoint handlers (the handler front:
-// viaFront, watchViaFront, apiserver.Server.FrontReads), in whatever media
-// type the client asks for; a watch's events come from the process's
-// view as below. Everything else (writes; every request of a kind the
-// front does not serve, or of an ablated run) is answered by this
-// transport's own path below, as the design's last stage
-// (docs/handler-front.md, Stage 3) has not replaced it.
+// Gets, lists, watches, deletes and deletecollections of the kinds kube's
+// REST storage writes here are answered by kube-apiserver's own endpoint
+// handlers (the handler front: viaFront, watchViaFront,
+// apiserver.Server.FrontHandler), in whatever media type the client asks
+// for; a watch's events come from the process's view as below, a delete
+// is the engine's below kube's handler. Everything else (creates, updates
+// and patches; every request of a kind the front does not serve, or of an
+// ablated run) is answered by this transport's own path below, as the
+// rest of the design's Stage 3 (docs/handler-front.md) has not replaced
+// it.
 //
 // What its own path serves: get, list (label and field selectors), create, update,
 // patch (JSON, merge, strategic merge, apply), delete and deletecollection

@@ -263,3 +263,127 @@ func typedEventFact(ev watch.Event) string {
 	}
 	return eventFact(ev)
 }
+
+// front/delete-bodies: deletes through the seam are kube's delete and
+// deletecollection handlers', as raw HTTP clients see them: a deletion is
+// a Success Status naming the object's resource, group and uid; an object
+// finalizers or a grace period hold is returned as it now is (202 when
+// orphanDependents is false); a deletecollection answers the list of what
+// it deleted, and with a limit deletes that page only. The seam's own path
+// answered a Status without the uid, a held pod as a Status, a collection
+// as a Status, and deleted every object whatever the limit.
+var _ = register("front/delete-bodies", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	cfg := restConfigs[c]
+	if cfg == nil {
+		o.Add("setup", "no rest.Config for this side")
+		return
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if !o.Err("http client", err) {
+		return
+	}
+	do := func(step, method, path, body string) map[string]any {
+		req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(cfg.Host, "/")+path, strings.NewReader(body))
+		if !o.Err(step+".request", err) {
+			return nil
+		}
+		req.Header.Set("Accept", "application/json")
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := hc.Do(req)
+		if !o.Err(step, err) {
+			return nil
+		}
+		defer func() { _ = resp.Body.Close() }()
+		o.Add(step+".code", resp.StatusCode)
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); !o.Err(step+".decode", err) {
+			return nil
+		}
+		o.Add(step+".kind", out["kind"])
+		return out
+	}
+	cms := "/api/v1/namespaces/" + ns + "/configmaps"
+
+	plain := cm(ns, "plain", nil)
+	if !o.Err("create.plain", c.Create(ctx, plain, own)) {
+		return
+	}
+	if out := do("plain", http.MethodDelete, cms+"/plain", ""); out != nil {
+		details, _ := out["details"].(map[string]any)
+		o.Add("plain.status", out["status"])
+		o.Add("plain.details", fmt.Sprintf("name=%v group=%v kind=%v", details["name"], details["group"], details["kind"]))
+		o.Add("plain.details.uid-matches", details["uid"] == string(plain.UID))
+	}
+
+	held := cm(ns, "held", nil)
+	held.Finalizers = []string{"example.com/hold"}
+	if !o.Err("create.held", c.Create(ctx, held, own)) {
+		return
+	}
+	if out := do("held", http.MethodDelete, cms+"/held", ""); out != nil {
+		m, _ := out["metadata"].(map[string]any)
+		o.Add("held.name", m["name"])
+		o.Add("held.deletionTimestamp", m["deletionTimestamp"] != nil)
+		o.Add("held.finalizers", m["finalizers"])
+	}
+	do("held.cascade-old-way", http.MethodDelete, cms+"/held", `{"orphanDependents":false}`)
+	mustOK(o, "release.held", c.Patch(ctx, held, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))
+
+	if !defaultSA(ctx, c, ns, o) {
+		return
+	}
+	p := pod(ns, "bound", nil, corev1.ResourceRequirements{})
+	p.Spec.NodeName = "node-a"
+	if !o.Err("create.bound", c.Create(ctx, p, own)) {
+		return
+	}
+	if out := do("bound", http.MethodDelete, "/api/v1/namespaces/"+ns+"/pods/bound", ""); out != nil {
+		m, _ := out["metadata"].(map[string]any)
+		o.Add("bound.deletionGracePeriodSeconds", m["deletionGracePeriodSeconds"])
+	}
+	do("bound.now", http.MethodDelete, "/api/v1/namespaces/"+ns+"/pods/bound", `{"gracePeriodSeconds":0}`)
+
+	for _, n := range []string{"x-1", "x-2", "x-3"} {
+		obj := cm(ns, n, nil)
+		obj.Labels = map[string]string{"batch": "x"}
+		if !o.Err("create."+n, c.Create(ctx, obj, own)) {
+			return
+		}
+	}
+	if out := do("collection.limit", http.MethodDelete, cms+"?labelSelector=batch%3Dx&limit=2", ""); out != nil {
+		o.Add("collection.limit.apiVersion", out["apiVersion"])
+		o.Add("collection.limit.items", itemNames(out))
+	}
+	left := &corev1.ConfigMapList{}
+	if o.Err("collection.limit.list", c.List(ctx, left, client.InNamespace(ns), client.MatchingLabels{"batch": "x"})) {
+		o.Add("collection.limit.left", len(left.Items))
+	}
+	if out := do("collection", http.MethodDelete, cms+"?labelSelector=batch%3Dx", ""); out != nil {
+		o.Add("collection.items", itemNames(out))
+	}
+
+	w := widget(ns, "w")
+	if !o.Err("create.widget", c.Create(ctx, w, own)) {
+		return
+	}
+	if out := do("widget", http.MethodDelete, "/apis/"+widgetGVK.Group+"/"+widgetGVK.Version+"/namespaces/"+ns+"/widgets/w", ""); out != nil {
+		details, _ := out["details"].(map[string]any)
+		o.Add("widget.details", fmt.Sprintf("name=%v group=%v kind=%v", details["name"], details["group"], details["kind"]))
+		o.Add("widget.details.uid-matches", details["uid"] == string(w.GetUID()))
+	}
+})
+
+// itemNames are the names of a list's items, as a decoded JSON list has
+// them.
+func itemNames(list map[string]any) []string {
+	items, _ := list["items"].([]any)
+	names := []string{}
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		md, _ := m["metadata"].(map[string]any)
+		names = append(names, fmt.Sprint(md["name"]))
+	}
+	return names
+}

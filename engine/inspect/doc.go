@@ -36,7 +36,7 @@
 //     apiextensions.k8s.io), each from the step its kind was first served;
 //   - get (and the status subresource) and list at the step's revision,
 //     answered by kube-apiserver's own endpoint handlers over kube's REST
-//     storage, the run server's handler front (apiserver.Server.FrontReads,
+//     storage, the run server's handler front (apiserver.Server.FrontHandler,
 //     which the REST seam serves the present through), with the store read
 //     as it was at the step (apiserver.ReadingAt: kube's etcd3 storage over
 //     etcdkv.ReadAt): negotiation (JSON, YAML, protobuf,

@@ -228,7 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // viaFront serves a get (of a main resource or its status) or a list
-// through the run's handler front (apiserver.Server.FrontReads:
+// through the run's handler front (apiserver.Server.FrontHandler:
 // kube-apiserver's endpoint handlers over kube's REST storage, which the
 // REST seam serves the present through), reading the store as it was at
 // the step and measuring a Table's ages at the step's virtual time
@@ -246,7 +246,7 @@ func (s *Server) viaFront(w http.ResponseWriter, req *http.Request, ri *genericr
 	}
 	s.locked(func() {
 		srv, rev := s.backend(k, s.step)
-		h, ok, err := srv.FrontReads(k.GVK)
+		h, ok, err := srv.FrontHandler(k.GVK)
 		switch {
 		case err != nil:
 			writeStatus(w, apierrors.NewInternalError(err))

@@ -31,7 +31,7 @@ func (s *Server) watchViaFront(w http.ResponseWriter, req *http.Request, k *apis
 	var err error
 	s.locked(func() {
 		srv, _ = s.backend(k, s.step)
-		h, served, err = srv.FrontReads(k.GVK)
+		h, served, err = srv.FrontHandler(k.GVK)
 	})
 	if err != nil {
 		writeStatus(w, apierrors.NewInternalError(err))

@@ -1,0 +1,131 @@
+package ctrlsim_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ctrlbugs/corpus/engine/ctrlsim"
+	"github.com/ctrlbugs/corpus/engine/verb"
+)
+
+// TestFrontDeleteAgreesWithOwnPath: deletes and deletecollections through
+// kube's handlers (the front) make the same writes as the seam's own path
+// did, recorded the same: each call's verb, object, precondition,
+// resourceVersions before and after, store events and error, and the
+// objects left, for a built-in kind (clientset) and a custom resource
+// (dynamic client): a plain delete, a stale precondition (409), a missing
+// object (404), an object a finalizer holds, a dry run, a foreground
+// delete, and collections by label. What differs on the wire (the bodies)
+// is the fidelity case front/delete-bodies'.
+func TestFrontDeleteAgreesWithOwnPath(t *testing.T) {
+	gadgets := schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: "gadgets"}
+	run := func(t *testing.T, own bool) (string, string) {
+		f := frontFixture(t)
+		ctx := t.Context()
+		held := &corev1.ConfigMap{}
+		must(t, f.direct.Get(ctx, client.ObjectKey{Namespace: "default", Name: "o03"}, held))
+		held.Finalizers = []string{"example.com/hold"}
+		must(t, f.direct.Update(ctx, held))
+		cfg := *f.mgr.GetConfig()
+		if own {
+			cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
+		}
+		cs, err := kubernetes.NewForConfig(&cfg)
+		must(t, err)
+		d, err := dynamic.NewForConfig(&cfg)
+		must(t, err)
+		cms := cs.CoreV1().ConfigMaps("default")
+		g := d.Resource(gadgets).Namespace("default")
+		f.hooks.ops = nil
+		errs := []error{
+			cms.Delete(ctx, "o01", metav1.DeleteOptions{}),
+			cms.Delete(ctx, "o02", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: ptr.To("1")}}),
+			cms.Delete(ctx, "nope", metav1.DeleteOptions{}),
+			cms.Delete(ctx, "o03", metav1.DeleteOptions{}),
+			cms.Delete(ctx, "o04", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}),
+			cms.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "parity=1"}),
+			g.Delete(ctx, "o05", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}),
+			g.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "parity=0"}),
+		}
+		var calls []string
+		for _, op := range f.hooks.ops {
+			if op.Verb != verb.Delete && op.Verb != verb.DeleteAllOf {
+				continue
+			}
+			var evs []string
+			for _, e := range op.Written {
+				evs = append(evs, fmt.Sprintf("%s %s@%d", e.Type, e.Key, e.Rev))
+			}
+			calls = append(calls, fmt.Sprintf("%s %s %s/%s pre=%q rv %q->%q events %v err %v",
+				op.Verb, op.GVK.Kind, op.Namespace, op.Name, op.Precondition, op.RVBefore, op.RVAfter, evs, op.Err))
+		}
+		left := &unstructured.UnstructuredList{}
+		var state []string
+		for _, gvk := range []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMapList"}, {Group: "example.io", Version: "v1", Kind: "GadgetList"}} {
+			left.SetGroupVersionKind(gvk)
+			must(t, f.direct.List(ctx, left, client.InNamespace("default")))
+			for _, u := range left.Items {
+				state = append(state, fmt.Sprintf("%s %s rv %s deleting %v finalizers %v", u.GetKind(), u.GetName(), u.GetResourceVersion(),
+					u.GetDeletionTimestamp() != nil, u.GetFinalizers()))
+			}
+		}
+		return fmt.Sprintf("%v\n%s", errs, joinLines(calls)), joinLines(state)
+	}
+	frontCalls, frontState := run(t, false)
+	ownCalls, ownState := run(t, true)
+	if frontCalls == "" || ownState == "" {
+		t.Fatal("nothing recorded")
+	}
+	if diff := cmp.Diff(ownCalls, frontCalls); diff != "" {
+		t.Errorf("calls (-own path +front):\n%s", diff)
+	}
+	if diff := cmp.Diff(ownState, frontState); diff != "" {
+		t.Errorf("objects left (-own path +front):\n%s", diff)
+	}
+}
+
+// TestFrontDeleteCollectionLimit: a deletecollection with a limit deletes
+// that page only, as kube's registry Store does; the seam's own path
+// deleted every object selected.
+func TestFrontDeleteCollectionLimit(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want int
+	}{{"front", 22}, {"own path", 0}} {
+		t.Run(c.path, func(t *testing.T) {
+			f := frontFixture(t)
+			ctx := t.Context()
+			cfg := *f.mgr.GetConfig()
+			if c.path == "own path" {
+				cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
+			}
+			cs, err := kubernetes.NewForConfig(&cfg)
+			must(t, err)
+			must(t, cs.CoreV1().RESTClient().Delete().AbsPath("/api/v1/namespaces/default/configmaps").
+				Param("labelSelector", "parity=0").Param("limit", "3").Do(ctx).Error())
+			left := &corev1.ConfigMapList{}
+			must(t, f.direct.List(ctx, left, client.InNamespace("default"), client.MatchingLabels{"parity": "0"}))
+			if len(left.Items) != c.want {
+				t.Errorf("%d of 25 left, want %d", len(left.Items), c.want)
+			}
+		})
+	}
+}
+
+func joinLines(lines []string) string {
+	out := ""
+	for _, l := range lines {
+		out += l + "\n"
+	}
+	return out
+}
