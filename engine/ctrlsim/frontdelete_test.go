@@ -129,3 +129,35 @@ func joinLines(lines []string) string {
 	}
 	return out
 }
+
+// BenchmarkSeamDelete: a clientset's delete of a ConfigMap through the
+// REST seam, answered by the handler front (kube's delete handler over
+// the engine's delete) and by the seam's own path, in one run. Each
+// iteration creates the object first with the direct client (outside the
+// seam, the same on both paths); cm-create is that create alone, with the
+// direct client's delete, for the difference.
+func BenchmarkSeamDelete(b *testing.B) {
+	f := newFixture(b, ctrlsim.ManagerOptions{})
+	ctx := b.Context()
+	b.Run("cm-create", func(b *testing.B) {
+		for b.Loop() {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "d"}}
+			must(b, f.direct.Create(ctx, cm))
+			must(b, f.direct.Delete(ctx, cm))
+		}
+	})
+	for _, path := range []string{"front", "own"} {
+		cfg := *f.mgr.GetConfig()
+		if path == "own" {
+			cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
+		}
+		cs, err := kubernetes.NewForConfig(&cfg)
+		must(b, err)
+		b.Run("cm-delete/"+path, func(b *testing.B) {
+			for b.Loop() {
+				must(b, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "d"}}))
+				must(b, cs.CoreV1().ConfigMaps("default").Delete(ctx, "d", metav1.DeleteOptions{}))
+			}
+		})
+	}
+}
