@@ -131,13 +131,8 @@ var _ = register("front/no-route", func(ctx context.Context, c client.Client, ns
 // has no watch cache: its stand-in (apiserver freshness, and ListPage)
 // answers the same at once.
 var _ = register("front/too-new-resource-version", func(ctx context.Context, c client.Client, ns string, o *Observation) {
-	seedCMs(ctx, c, ns, o)
-	cs := clientsetFor(c, o)
-	if cs == nil {
-		return
-	}
-	l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-	if !o.Err("list-now", err) {
+	cs, l := seededClientset(ctx, c, ns, o)
+	if l == nil {
 		return
 	}
 	rv, err := strconv.ParseUint(l.ResourceVersion, 10, 64)
@@ -169,13 +164,8 @@ var _ = register("front/too-new-resource-version", func(ctx context.Context, c c
 // object watches that object only (kube's handler makes the name a
 // metadata.name field selector); the seam watched the whole collection.
 var _ = register("watch/named-path", func(ctx context.Context, c client.Client, ns string, o *Observation) {
-	seedCMs(ctx, c, ns, o)
-	cs := clientsetFor(c, o)
-	if cs == nil {
-		return
-	}
-	l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-	if !o.Err("list", err) {
+	cs, l := seededClientset(ctx, c, ns, o)
+	if l == nil {
 		return
 	}
 	w, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/watch/namespaces", ns, "configmaps", "b-blue").
@@ -207,13 +197,8 @@ var _ = register("watch/named-path", func(ctx context.Context, c client.Client, 
 // answered JSON), and a metadata client's events are
 // PartialObjectMetadata.
 var _ = register("front/watch-frames", func(ctx context.Context, c client.Client, ns string, o *Observation) {
-	seedCMs(ctx, c, ns, o)
-	cs := clientsetFor(c, o)
-	if cs == nil {
-		return
-	}
-	l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-	if !o.Err("list", err) {
+	cs, l := seededClientset(ctx, c, ns, o)
+	if l == nil {
 		return
 	}
 	hc, err := rest.HTTPClientFor(restConfigs[c])
@@ -386,4 +371,20 @@ func itemNames(list map[string]any) []string {
 		names = append(names, fmt.Sprint(md["name"]))
 	}
 	return names
+}
+
+// seededClientset seeds the case's ConfigMaps (seedCMs) and lists them
+// through a clientset on the case's side; the list is nil when that
+// failed.
+func seededClientset(ctx context.Context, c client.Client, ns string, o *Observation) (*kubernetes.Clientset, *corev1.ConfigMapList) {
+	seedCMs(ctx, c, ns, o)
+	cs := clientsetFor(c, o)
+	if cs == nil {
+		return nil, nil
+	}
+	l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if !o.Err("list", err) {
+		return nil, nil
+	}
+	return cs, l
 }
