@@ -1,6 +1,7 @@
 package ctrlsim_test
 
 import (
+	"context"
 	"runtime"
 	"testing"
 	"testing/synctest"
@@ -47,3 +48,29 @@ func TestFrontWatchReleasesServer(t *testing.T) {
 		}
 	})
 }
+
+// TestFrontDeleteReleasesServer: the same of a delete through the front,
+// whose handler makes a timer for the request's deadline too (34 s), made
+// with a context that reaches the process, as a reconcile's does (here a
+// value holding the fixture).
+func TestFrontDeleteReleasesServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gone := func() weak.Pointer[apiserver.Server] {
+			f := newFixture(t, ctrlsim.ManagerOptions{})
+			ctx := context.WithValue(t.Context(), processKey{}, f)
+			must(t, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}}))
+			cs, err := kubernetes.NewForConfig(f.mgr.GetConfig())
+			must(t, err)
+			must(t, cs.CoreV1().ConfigMaps("default").Delete(ctx, "a", metav1.DeleteOptions{}))
+			synctest.Wait()
+			return weak.Make(f.srv)
+		}()
+		runtime.GC()
+		runtime.GC()
+		if gone.Value() != nil {
+			t.Error("the server is still reachable after its only delete")
+		}
+	})
+}
+
+type processKey struct{}
