@@ -497,14 +497,7 @@ func TestFrontWatch(t *testing.T) {
 		must(t, f.direct.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b",
 			ResourceVersion: l.Items[1].ResourceVersion}, Data: map[string]string{"k": "b2"}}))
 		must(t, f.direct.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}}))
-		synctest.Wait()
-		f.env.Lock()
-		_, err = f.mgr.Cache().Sync(schema.GroupKind{Kind: "ConfigMap"})
-		f.env.Unlock()
-		must(t, err)
-		for f.mgr.Cache().ReleaseNext() {
-			synctest.Wait()
-		}
+		f.releaseAll(t, schema.GroupKind{Kind: "ConfigMap"})
 		got := map[string]string{"all": events(all), "named": events(named), "metadata": events(mw), "content-type": ct}
 		want := map[string]string{
 			"all":          "MODIFIED *v1.ConfigMap b rv 7, DELETED *v1.ConfigMap a rv 8",
@@ -516,6 +509,20 @@ func TestFrontWatch(t *testing.T) {
 			t.Errorf("watches (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// releaseAll lets every event of gk's kind the cache holds reach the
+// watches (in a synctest bubble).
+func (f *fixture) releaseAll(t *testing.T, gk schema.GroupKind) {
+	t.Helper()
+	synctest.Wait()
+	f.env.Lock()
+	_, err := f.mgr.Cache().Sync(gk)
+	f.env.Unlock()
+	must(t, err)
+	for f.mgr.Cache().ReleaseNext() {
+		synctest.Wait()
+	}
 }
 
 // events drains the events a watch has received (in a synctest bubble:

@@ -53,14 +53,7 @@ func seamWatchNamed(t *testing.T, own bool) {
 		for _, name := range []string{"b", "a"} {
 			must(t, f.direct.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}))
 		}
-		synctest.Wait()
-		f.env.Lock()
-		_, err = f.mgr.Cache().Sync(schema.GroupKind{Kind: "ConfigMap"})
-		f.env.Unlock()
-		must(t, err)
-		for f.mgr.Cache().ReleaseNext() {
-			synctest.Wait()
-		}
+		f.releaseAll(t, schema.GroupKind{Kind: "ConfigMap"})
 		// a's deletion only (events: the front's test helper).
 		if got := events(named); !strings.HasPrefix(got, "DELETED *v1.ConfigMap a rv ") || strings.Contains(got, ",") {
 			t.Errorf("the named watch heard %q, want a's DELETED only", got)
