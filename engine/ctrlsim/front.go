@@ -158,12 +158,23 @@ func protect(rec *httptest.ResponseRecorder, serve func()) {
 // writes to rec through a writer that lets go of it when the handler
 // returns (kube's warning recorder keeps the writer in the context).
 func serveWrite(h http.Handler, rec *httptest.ResponseRecorder, req *http.Request, client context.Context, w *apiserver.FrontWrite) {
-	base, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	defer context.AfterFunc(client, cancel)()
+	base, release := detached(client)
+	defer release()
 	dw := &detachedWriter{w: rec}
 	defer dw.drop()
 	h.ServeHTTP(dw, req.WithContext(apiserver.WithFrontWrite(base, w)))
+}
+
+// detached returns a context for a handler's request that holds nothing
+// of client's but its cancellation (see watchViaFront), and the function
+// that ends it once the handler has returned.
+func detached(client context.Context) (context.Context, func()) {
+	base, cancel := context.WithCancel(context.Background())
+	unhook := context.AfterFunc(client, cancel)
+	return base, func() {
+		unhook()
+		cancel()
+	}
 }
 
 // detachedWriter is an http.ResponseWriter that passes everything to w
@@ -266,11 +277,9 @@ func (t *restTransport) watchViaFront(req *http.Request, ri *genericrequest.Requ
 	// passed on; the source is dropped when the handler returns.
 	pr, pw := io.Pipe()
 	rw := &pipeResponse{header: http.Header{}, pw: pw, ready: make(chan struct{}), taken: make(chan struct{})}
-	base, cancel := context.WithCancel(context.Background())
-	unhook := context.AfterFunc(ctx, cancel)
+	base, release := detached(ctx)
 	done := func() {
-		unhook()
-		cancel()
+		release()
 		src.drop()
 		rw.drop()
 	}
@@ -297,11 +306,11 @@ func (t *restTransport) watchViaFront(req *http.Request, ri *genericrequest.Requ
 	close(rw.taken)
 	if err != nil {
 		_ = pr.Close()
-		cancel()
+		release()
 		return errResponse(req, err)
 	}
 	return &http.Response{StatusCode: code, Status: http.StatusText(code), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: sent, Body: cancelBody{PipeReader: pr, cancel: cancel}, Request: req, ContentLength: -1}
+		Header: sent, Body: cancelBody{PipeReader: pr, cancel: release}, Request: req, ContentLength: -1}
 }
 
 // pipeResponse is the ResponseWriter a watch through the front writes
