@@ -23,8 +23,11 @@ type FrontWrite struct {
 	// Manager is the writer's name, the field manager of a write whose
 	// request names none (as Request.FieldManager).
 	Manager string
-	// RV is set by a delete: the object's resourceVersion after it (the
-	// deletion's, or the update that marked it for deletion).
+	// Name is set by a create: the object's name (a generated one too).
+	Name string
+	// RV is the object's resourceVersion after the write: a create's, or
+	// a delete's (the deletion's, or the update that marked it for
+	// deletion).
 	RV string
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,14 +29,16 @@ import (
 // (apiserver.Server.FrontHandler: kube-apiserver's own endpoint handlers
 // over kube's REST storage) when the front serves it: a get of a main
 // resource or its status, a list, a watch (watchViaFront), a delete or a
-// deletecollection, of a kind whose writes kube's REST storage makes. ok
+// deletecollection, of a kind whose writes kube's REST storage makes, and
+// a create of such a kind but a custom resource (Server.FrontCreates). ok
 // is false for every other request, which the seam's own path serves.
 //
 // The request (but a watch) is one call of the seam's live client
 // (Client.call), as on the seam's own path: gated, perturbed (an error
 // BeforeCall injects is answered as the handlers answer an error: a Status
 // with its code) and recorded, with the object's resourceVersion a get
-// read, the items a list returned, and what a delete wrote (serveWrite). The response is the handlers' own: status code, headers
+// read, the items a list returned, and what a create or a delete wrote
+// (serveWrite). The response is the handlers' own: status code, headers
 // (content type, Warning) and body, in the media type the client asked for
 // (JSON, YAML, protobuf; PartialObjectMetadata and Table conversions).
 func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestInfo) (*http.Response, bool) {
@@ -44,6 +47,7 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	case ri.Verb == "list" && ri.Subresource == "":
 	case ri.Verb == "watch" && ri.Subresource == "" && t.cache != nil:
 	case (ri.Verb == "delete" || ri.Verb == "deletecollection") && ri.Subresource == "":
+	case ri.Verb == "create" && ri.Subresource == "":
 	default:
 		return nil, false
 	}
@@ -52,6 +56,9 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	env.Lock()
 	gvk, err := env.Server.RESTMapper().KindFor(gvr)
 	served := err == nil && env.Server.FrontServes(gvk)
+	if served && ri.Verb == "create" {
+		served = env.Server.FrontCreates(gvk)
+	}
 	env.Unlock()
 	if !served {
 		return nil, false
@@ -64,6 +71,26 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	switch ri.Verb {
 	case "list":
 		op = &Op{Verb: verb.List, GVK: gvk, Namespace: ri.Namespace}
+	case "create":
+		op = &Op{Verb: verb.Create, GVK: gvk, Namespace: ri.Namespace}
+		write = &apiserver.FrontWrite{GVK: gvk, Manager: t.c.name}
+		if req.Body == nil {
+			req.Body = http.NoBody
+		} else {
+			body, err := io.ReadAll(req.Body)
+			if err != nil {
+				return errResponse(req, apierrors.NewBadRequest(err.Error())), true
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			// The record names the object as the body does (the own
+			// path's too); the handler decodes the body again (and
+			// answers what cannot be decoded).
+			ns, name := t.bodyName(req.Header.Get("Content-Type"), body)
+			op.Name = name
+			if op.Namespace == "" {
+				op.Namespace = ns
+			}
+		}
 	case "delete", "deletecollection":
 		op = &Op{Verb: verb.Delete, GVK: gvk, Namespace: ri.Namespace, Name: ri.Name}
 		if ri.Verb == "deletecollection" {
@@ -104,8 +131,13 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 		rec = httptest.NewRecorder()
 		if write != nil {
 			protect(rec, func() { serveWrite(h, rec, req, ctx, write) })
-			if op.Verb == verb.Delete {
+			switch op.Verb {
+			case verb.Delete:
 				op.RVAfter = write.RV
+			case verb.Create:
+				if write.Name != "" {
+					op.Name, op.RVAfter = write.Name, write.RV
+				}
 			}
 			return frontErr(rec)
 		}
@@ -384,4 +416,22 @@ func frontErr(rec *httptest.ResponseRecorder) error {
 		return &apierrors.StatusError{ErrStatus: *st}
 	}
 	return apierrors.NewGenericServerResponse(rec.Code, "", schema.GroupResource{}, "", rec.Body.String(), 0, false)
+}
+
+// bodyName returns the namespace and name a create's body gives its
+// object, empty when the body cannot be decoded (the handler answers it).
+func (t *restTransport) bodyName(contentType string, body []byte) (ns, name string) {
+	if strings.Contains(contentType, "protobuf") {
+		var err error
+		if body, err = t.protobufToJSON(body); err != nil {
+			return "", ""
+		}
+	}
+	var m struct {
+		Metadata struct{ Namespace, Name string }
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return "", ""
+	}
+	return m.Metadata.Namespace, m.Metadata.Name
 }

@@ -102,8 +102,16 @@ type stream struct{ body io.ReadCloser }
 // Karpenter's operator do). With client-go's defaults instead (5 QPS,
 // burst 10), the clients upstream builds from it would wait on the
 // virtual clock where production's do not.
+//
+// Its User-Agent names the process (client-go's default would name the
+// test binary): kube's write handlers name a write that gives no
+// fieldManager after the User-Agent's prefix (managerOrUserAgent), as the
+// engine names it after the process. A stand-in, named: production's is
+// the controller binary's name (or what its main sets, which upstream code
+// that sets its own keeps).
 func NewRESTConfig(c *Client, cache *Cache) *rest.Config {
-	return &rest.Config{Host: "https://ctrlsim.invalid", Transport: NewRESTTransport(c, cache), QPS: -1}
+	return &rest.Config{Host: "https://ctrlsim.invalid", Transport: NewRESTTransport(c, cache), QPS: -1,
+		UserAgent: c.name + "/ctrlbugs"}
 }
 
 // NewRESTTransport returns an http.RoundTripper that serves Kubernetes

@@ -263,31 +263,9 @@ var _ = register("front/delete-bodies", func(ctx context.Context, c client.Clien
 		o.Add("setup", "no rest.Config for this side")
 		return
 	}
-	hc, err := rest.HTTPClientFor(cfg)
-	if !o.Err("http client", err) {
+	do := rawJSON(ctx, cfg, o, nil)
+	if do == nil {
 		return
-	}
-	do := func(step, method, path, body string) map[string]any {
-		req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(cfg.Host, "/")+path, strings.NewReader(body))
-		if !o.Err(step+".request", err) {
-			return nil
-		}
-		req.Header.Set("Accept", "application/json")
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := hc.Do(req)
-		if !o.Err(step, err) {
-			return nil
-		}
-		defer func() { _ = resp.Body.Close() }()
-		o.Add(step+".code", resp.StatusCode)
-		var out map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&out); !o.Err(step+".decode", err) {
-			return nil
-		}
-		o.Add(step+".kind", out["kind"])
-		return out
 	}
 	cms := "/api/v1/namespaces/" + ns + "/configmaps"
 
@@ -357,6 +335,106 @@ var _ = register("front/delete-bodies", func(ctx context.Context, c client.Clien
 		details, _ := out["details"].(map[string]any)
 		o.Add("widget.details", fmt.Sprintf("name=%v group=%v kind=%v", details["name"], details["group"], details["kind"]))
 		o.Add("widget.details.uid-matches", details["uid"] == string(w.GetUID()))
+	}
+})
+
+// rawJSON returns a function that sends a request with body (JSON, if
+// any) to cfg's server as a raw HTTP client does, with hdr's headers,
+// adds its status code and kind to o under step and returns the decoded
+// JSON answer (nil when it failed, recorded in o); nil when cfg gives no
+// HTTP client.
+func rawJSON(ctx context.Context, cfg *rest.Config, o *Observation, hdr http.Header) func(step, method, path, body string) map[string]any {
+	hc, err := rest.HTTPClientFor(cfg)
+	if !o.Err("http client", err) {
+		return nil
+	}
+	return func(step, method, path, body string) map[string]any {
+		req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(cfg.Host, "/")+path, strings.NewReader(body))
+		if !o.Err(step+".request", err) {
+			return nil
+		}
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		req.Header.Set("Accept", "application/json")
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := hc.Do(req)
+		if !o.Err(step, err) {
+			return nil
+		}
+		defer func() { _ = resp.Body.Close() }()
+		o.Add(step+".code", resp.StatusCode)
+		if w := resp.Header.Values("Warning"); len(w) > 0 {
+			o.Add(step+".warnings", w)
+		}
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); !o.Err(step+".decode", err) {
+			return nil
+		}
+		o.Add(step+".kind", out["kind"])
+		return out
+	}
+}
+
+// front/create-bodies: creates through the seam are kube's create
+// handler's, as raw HTTP clients see them: a body whose namespace is not
+// the request's is refused (400; the seam's own path stored it in the
+// body's namespace); a write without fieldManager is managed by the
+// User-Agent's prefix (the own path: the seam client's name); strict field
+// validation refuses an unknown field, and the default (Warn) warns and
+// drops it; a dry run answers the object without storing it; a generated
+// name is the prefix and five characters.
+var _ = register("front/create-bodies", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	cfg := restConfigs[c]
+	if cfg == nil {
+		o.Add("setup", "no rest.Config for this side")
+		return
+	}
+	do := rawJSON(ctx, cfg, o, http.Header{"User-Agent": {"fidelity-writer/1.0 (linux/amd64)"}})
+	if do == nil {
+		return
+	}
+	cms := "/api/v1/namespaces/" + ns + "/configmaps"
+	body := func(meta string) string {
+		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{` + meta + `},"data":{"k":"v"}}`
+	}
+	if out := do("plain", http.MethodPost, cms, body(`"name":"plain"`)); out != nil {
+		m, _ := out["metadata"].(map[string]any)
+		mf, _ := m["managedFields"].([]any)
+		for i, e := range mf {
+			e, _ := e.(map[string]any)
+			o.Add(fmt.Sprintf("plain.managedFields[%d]", i), fmt.Sprintf("manager=%v operation=%v", e["manager"], e["operation"]))
+		}
+		o.Add("plain.uid-set", m["uid"] != nil)
+	}
+	if out := do("other-namespace", http.MethodPost, cms, body(`"name":"elsewhere","namespace":"default"`)); out != nil {
+		o.Add("other-namespace.message", out["message"])
+	}
+	stray := &corev1.ConfigMap{}
+	o.Add("other-namespace.stored", c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "elsewhere"}, stray) == nil)
+	if stray.UID != "" {
+		mustOK(o, "other-namespace.cleanup", c.Delete(ctx, stray))
+	}
+	if out := do("strict", http.MethodPost, cms+"?fieldValidation=Strict", body(`"name":"strict","bogus":1`)); out != nil {
+		o.Add("strict.reason", out["reason"])
+		o.Add("strict.message", out["message"])
+	}
+	if out := do("warn", http.MethodPost, cms, body(`"name":"warn","bogus":1`)); out != nil {
+		m, _ := out["metadata"].(map[string]any)
+		o.Add("warn.name", m["name"])
+	}
+	if out := do("dry-run", http.MethodPost, cms+"?dryRun=All", body(`"name":"dry"`)); out != nil {
+		m, _ := out["metadata"].(map[string]any)
+		o.Add("dry-run.name", m["name"])
+		o.Add("dry-run.resourceVersion", m["resourceVersion"])
+	}
+	o.Add("dry-run.stored", c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dry"}, &corev1.ConfigMap{}) == nil)
+	if out := do("generated", http.MethodPost, cms, body(`"generateName":"gen-"`)); out != nil {
+		m, _ := out["metadata"].(map[string]any)
+		name, _ := m["name"].(string)
+		o.Add("generated.name", fmt.Sprintf("prefix=%v length=%d", strings.HasPrefix(name, "gen-"), len(name)))
 	}
 })
 

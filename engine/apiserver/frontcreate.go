@@ -1,0 +1,69 @@
+package apiserver
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
+
+	"github.com/ctrlbugs/corpus/engine/verb"
+)
+
+// Create implements rest.Creater for kube's create handler
+// (CreateResource), which has decoded the body into the kind's internal
+// version (content type, the fieldValidation directive's strict decoding
+// and its warnings, defaults), decoded and validated the options, wiped
+// the system fields, matched the object's namespace with the request's,
+// deduplicated owner references and recorded the write in managed fields
+// with its own field manager (the manager is the request's fieldManager,
+// else its User-Agent's prefix). Below it is the engine's create
+// (frontCreate): namespace admission, a generated name, the uid and
+// creation time, kube's REST storage for the kind, and the engine's record
+// of the write.
+func (f *frontList) Create(ctx context.Context, obj runtime.Object, _ rest.ValidateObjectFunc, opts *metav1.CreateOptions) (runtime.Object, error) {
+	w := frontWrite(ctx)
+	if w == nil || f.k.CRD {
+		return nil, apierrors.NewMethodNotSupported(f.k.groupResource(), "create")
+	}
+	u, err := f.s.fromInternal(f.k, obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	ns := ""
+	if f.k.Namespaced {
+		ns, _ = genericrequest.NamespaceFrom(ctx)
+	}
+	manager := opts.FieldManager
+	if manager == "" {
+		manager = w.Manager
+	}
+	req := Request{GVK: w.GVK, Namespace: ns, FieldManager: manager, DryRun: len(opts.DryRun) > 0,
+		Warn: func(text string) { warning.AddWarning(ctx, "", text) }}
+	out, err := f.s.frontCreate(req, u)
+	if err != nil {
+		return nil, err
+	}
+	w.Name, w.RV = out.GetName(), out.GetResourceVersion()
+	return f.s.FrontObject(f.k.GVK.GroupKind(), out)
+}
+
+// frontCreate is Create below kube's create handler: the engine's create
+// without what the handler has done (the body's strict decoding, managed
+// fields), recorded as Create records.
+func (s *Server) frontCreate(req Request, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	k, err := s.kindOf(req)
+	if err != nil {
+		return nil, err
+	}
+	// The handler's field manager drew from math/rand's global source, as
+	// the engine's does for a create (trackUpdate): counted, so that a
+	// clone draws as often.
+	s.randDraws++
+	out, err := s.create(k, req, obj, false)
+	return out, s.report(k, Write{Verb: verb.Create, Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager}, out, err)
+}
