@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/ctrlbugs/corpus/engine/verb"
 )
 
 // FrontWrite is what a write through the front needs of its caller, and
@@ -23,6 +25,9 @@ type FrontWrite struct {
 	// Manager is the writer's name, the field manager of a write whose
 	// request names none (as Request.FieldManager).
 	Manager string
+	// Verb is an update's or a patch's as the engine records it: update,
+	// patch or apply.
+	Verb verb.Verb
 	// Name is set by a create: the object's name (a generated one too).
 	Name string
 	// RV is the object's resourceVersion after the write: a create's, or

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -48,6 +49,7 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	case ri.Verb == "watch" && ri.Subresource == "" && t.cache != nil:
 	case (ri.Verb == "delete" || ri.Verb == "deletecollection") && ri.Subresource == "":
 	case ri.Verb == "create" && ri.Subresource == "":
+	case (ri.Verb == "update" || ri.Verb == "patch") && (ri.Subresource == "" || ri.Subresource == "status"):
 	default:
 		return nil, false
 	}
@@ -56,8 +58,8 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	env.Lock()
 	gvk, err := env.Server.RESTMapper().KindFor(gvr)
 	served := err == nil && env.Server.FrontServes(gvk)
-	if served && ri.Verb == "create" {
-		served = env.Server.FrontCreates(gvk)
+	if served && (ri.Verb == "create" || ri.Verb == "update" || ri.Verb == "patch") {
+		served = env.Server.FrontWrites(gvk)
 	}
 	env.Unlock()
 	if !served {
@@ -71,26 +73,37 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	switch ri.Verb {
 	case "list":
 		op = &Op{Verb: verb.List, GVK: gvk, Namespace: ri.Namespace}
-	case "create":
-		op = &Op{Verb: verb.Create, GVK: gvk, Namespace: ri.Namespace}
-		write = &apiserver.FrontWrite{GVK: gvk, Manager: t.c.name}
-		if req.Body == nil {
-			req.Body = http.NoBody
-		} else {
-			body, err := io.ReadAll(req.Body)
-			if err != nil {
-				return errResponse(req, apierrors.NewBadRequest(err.Error())), true
-			}
-			req.Body = io.NopCloser(bytes.NewReader(body))
-			// The record names the object as the body does (the own
-			// path's too); the handler decodes the body again (and
-			// answers what cannot be decoded).
-			ns, name := t.bodyName(req.Header.Get("Content-Type"), body)
+	case "create", "update", "patch":
+		op = &Op{Verb: verb.Create, GVK: gvk, Namespace: ri.Namespace, Name: ri.Name, Subresource: ri.Subresource}
+		body, err := readBody(req)
+		if err != nil {
+			return errResponse(req, apierrors.NewBadRequest(err.Error())), true
+		}
+		// The record names the object and its precondition as the body
+		// does (the own path's too); the handler decodes the body again
+		// (and answers what cannot be decoded).
+		ct := req.Header.Get("Content-Type")
+		switch ri.Verb {
+		case "create":
+			ns, name, _ := t.bodyMeta(ct, body)
 			op.Name = name
 			if op.Namespace == "" {
 				op.Namespace = ns
 			}
+		case "update":
+			op.Verb = verb.Update
+			_, _, op.Precondition = t.bodyMeta(ct, body)
+		case "patch":
+			op.Verb, op.PatchType = verb.Patch, types.PatchType(ct)
+			if pt, err := patchType(ct); err == nil {
+				op.PatchType = pt
+				if pt == types.ApplyYAMLPatchType || pt == types.ApplyCBORPatchType {
+					op.Verb = verb.Apply
+				}
+				op.Precondition = preconditionOf(body, pt)
+			}
 		}
+		write = &apiserver.FrontWrite{GVK: gvk, Manager: t.c.name, Verb: op.Verb}
 	case "delete", "deletecollection":
 		op = &Op{Verb: verb.Delete, GVK: gvk, Namespace: ri.Namespace, Name: ri.Name}
 		if ri.Verb == "deletecollection" {
@@ -100,20 +113,13 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 		// The record names a delete's resourceVersion precondition, as
 		// on the own path; the handler decodes the options again (and
 		// answers what cannot be decoded).
-		if req.Body == nil {
-			// As a server's request has (http.NoBody): the handlers
-			// read it.
-			req.Body = http.NoBody
-		} else {
-			body, err := io.ReadAll(req.Body)
-			if err != nil {
-				return errResponse(req, apierrors.NewBadRequest(err.Error())), true
-			}
-			req.Body = io.NopCloser(bytes.NewReader(body))
-			if opts, err := deleteOptions(req, body); err == nil && op.Verb == verb.Delete &&
-				opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
-				op.Precondition = *opts.Preconditions.ResourceVersion
-			}
+		body, err := readBody(req)
+		if err != nil {
+			return errResponse(req, apierrors.NewBadRequest(err.Error())), true
+		}
+		if opts, err := deleteOptions(req, body); err == nil && op.Verb == verb.Delete &&
+			opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
+			op.Precondition = *opts.Preconditions.ResourceVersion
 		}
 	}
 	ctx := viaSeam(req.Context())
@@ -138,6 +144,8 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 				if write.Name != "" {
 					op.Name, op.RVAfter = write.Name, write.RV
 				}
+			case verb.Update, verb.Patch, verb.Apply:
+				op.RVAfter = write.RV
 			}
 			return frontErr(rec)
 		}
@@ -418,20 +426,37 @@ func frontErr(rec *httptest.ResponseRecorder) error {
 	return apierrors.NewGenericServerResponse(rec.Code, "", schema.GroupResource{}, "", rec.Body.String(), 0, false)
 }
 
-// bodyName returns the namespace and name a create's body gives its
-// object, empty when the body cannot be decoded (the handler answers it).
-func (t *restTransport) bodyName(contentType string, body []byte) (ns, name string) {
+// readBody reads req's body and gives the request a copy to read again
+// (http.NoBody when it had none, as a server's request has: the handlers
+// read it).
+func readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil {
+		req.Body = http.NoBody
+		return nil, nil
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
+}
+
+// bodyMeta returns the namespace, name and resourceVersion a create's or
+// an update's body gives its object, empty when the body cannot be
+// decoded (the handler answers it).
+func (t *restTransport) bodyMeta(contentType string, body []byte) (ns, name, rv string) {
 	if strings.Contains(contentType, "protobuf") {
 		var err error
 		if body, err = t.protobufToJSON(body); err != nil {
-			return "", ""
+			return "", "", ""
 		}
 	}
 	var m struct {
-		Metadata struct{ Namespace, Name string }
+		Metadata struct{ Namespace, Name, ResourceVersion string }
 	}
 	if json.Unmarshal(body, &m) != nil {
-		return "", ""
+		return "", "", ""
 	}
-	return m.Metadata.Namespace, m.Metadata.Name
+	return m.Metadata.Namespace, m.Metadata.Name, m.Metadata.ResourceVersion
 }

@@ -3,6 +3,8 @@ package ctrlsim_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,13 +109,14 @@ func TestFrontCreateAgreesWithOwnPath(t *testing.T) {
 	}
 }
 
-// storedObjects returns the ConfigMaps and Pods in default whose names
-// start with one of prefixes, as YAML, their managed fields' times
-// blanked (the field manager stamps the wall clock outside a bubble).
+// storedObjects returns the ConfigMaps, Pods and Services in default whose names
+// start with one of prefixes, as YAML, their creation and managed fields'
+// times blanked (the server and the field manager read the wall clock
+// outside a bubble).
 func storedObjects(t *testing.T, ctx context.Context, c client.Client, prefixes ...string) string {
 	t.Helper()
 	out := ""
-	for _, gvk := range []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMapList"}, {Version: "v1", Kind: "PodList"}} {
+	for _, gvk := range []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMapList"}, {Version: "v1", Kind: "PodList"}, {Version: "v1", Kind: "ServiceList"}} {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(gvk)
 		must(t, c.List(ctx, l, client.InNamespace("default")))
@@ -129,7 +132,12 @@ func storedObjects(t *testing.T, ctx context.Context, c client.Client, prefixes 
 			for i := range mf {
 				mf[i].Time = nil
 			}
+			// Entries are ordered by their times, too.
+			slices.SortStableFunc(mf, func(a, b metav1.ManagedFieldsEntry) int {
+				return strings.Compare(a.Manager+" "+string(a.Operation)+" "+a.Subresource, b.Manager+" "+string(b.Operation)+" "+b.Subresource)
+			})
 			u.SetManagedFields(mf)
+			u.SetCreationTimestamp(metav1.Time{})
 			b, err := yaml.Marshal(u.Object)
 			must(t, err)
 			out += string(b) + "---\n"

@@ -345,10 +345,17 @@ func (m *Manager) GetScheme() *runtime.Scheme { return m.env.Scheme }
 // GetRESTMapper implements cluster.Cluster.
 func (m *Manager) GetRESTMapper() meta.RESTMapper { return m.env.Server.RESTMapper() }
 
-// GetHTTPClient implements cluster.Cluster: its transport is the engine
-// (see GetConfig).
+// GetHTTPClient implements cluster.Cluster: the HTTP client of GetConfig's
+// config, with client-go's wrappers (its User-Agent among them), as
+// controller-runtime's cluster builds it (rest.HTTPClientFor).
 func (m *Manager) GetHTTPClient() *http.Client {
-	return &http.Client{Transport: NewRESTTransport(m.apiReader, m.cache)}
+	cfg := m.GetConfig()
+	rt, err := rest.HTTPWrappersForConfig(cfg, cfg.Transport)
+	if err != nil {
+		// The config has no credentials or TLS options to fail on.
+		panic(fmt.Sprintf("ctrlsim: wrapping the seam's transport: %v", err))
+	}
+	return &http.Client{Transport: rt}
 }
 
 // GetConfig implements cluster.Cluster: a rest.Config whose requests the
