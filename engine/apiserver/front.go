@@ -220,14 +220,17 @@ func (s *Server) FrontHandler(gvk schema.GroupVersionKind) (h http.Handler, ok b
 }
 
 // keepFront puts h behind the filters every front request passes (kube's
-// WithRequestInfo and WithWarningRecorder, and an audit context) and keeps
-// it as k's front.
+// WithRequestReceivedTimestamp, WithRequestInfo and WithWarningRecorder,
+// and an audit context) and keeps it as k's front.
 func (s *Server) keepFront(k *Kind, h http.Handler) http.Handler {
 	h = withAuditContext(genericapifilters.WithWarningRecorder(h))
 	h = genericapifilters.WithRequestInfo(h, &genericrequest.RequestInfoFactory{
 		APIPrefixes:          sets.NewString("api", "apis"),
 		GrouplessAPIPrefixes: sets.NewString("api"),
 	})
+	// The watch handler measures a watch list's first events from the
+	// request's arrival (the virtual clock's, in a bubble).
+	h = genericapifilters.WithRequestReceivedTimestamp(h)
 	if s.front == nil {
 		s.front = map[*Kind]http.Handler{}
 	}

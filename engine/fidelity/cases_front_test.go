@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -435,6 +438,24 @@ var _ = register("front/create-bodies", func(ctx context.Context, c client.Clien
 		m, _ := out["metadata"].(map[string]any)
 		name, _ := m["name"].(string)
 		o.Add("generated.name", fmt.Sprintf("prefix=%v length=%d", strings.HasPrefix(name, "gen-"), len(name)))
+	}
+	// A CRD's defaults (spec.conversion) are applied as its body is
+	// decoded, before the field manager: its writer manages them.
+	group := ns + ".fidelity.io"
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"things.` + group + `"},
+		"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"things","kind":"Thing"},
+		"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}`
+	if out := do("crd", http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd); out != nil {
+		m, _ := out["metadata"].(map[string]any)
+		mf, _ := m["managedFields"].([]any)
+		for i, e := range mf {
+			e, _ := e.(map[string]any)
+			fields, _ := e["fieldsV1"].(map[string]any)
+			spec, _ := fields["f:spec"].(map[string]any)
+			o.Add(fmt.Sprintf("crd.managedFields[%d]", i), fmt.Sprintf("manager=%v spec=%v", e["manager"], slices.Sorted(maps.Keys(spec))))
+		}
+		del := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "things." + group}}
+		mustOK(o, "crd.cleanup", c.Delete(ctx, del))
 	}
 })
 
