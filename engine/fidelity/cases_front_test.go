@@ -342,16 +342,16 @@ var _ = register("front/delete-bodies", func(ctx context.Context, c client.Clien
 })
 
 // rawJSON returns a function that sends a request with body (JSON, if
-// any) to cfg's server as a raw HTTP client does, with hdr's headers,
+// any, unless a content type is given) to cfg's server as a raw HTTP client does, with hdr's headers,
 // adds its status code and kind to o under step and returns the decoded
 // JSON answer (nil when it failed, recorded in o); nil when cfg gives no
 // HTTP client.
-func rawJSON(ctx context.Context, cfg *rest.Config, o *Observation, hdr http.Header) func(step, method, path, body string) map[string]any {
+func rawJSON(ctx context.Context, cfg *rest.Config, o *Observation, hdr http.Header) func(step, method, path, body string, contentType ...string) map[string]any {
 	hc, err := rest.HTTPClientFor(cfg)
 	if !o.Err("http client", err) {
 		return nil
 	}
-	return func(step, method, path, body string) map[string]any {
+	return func(step, method, path, body string, contentType ...string) map[string]any {
 		req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(cfg.Host, "/")+path, strings.NewReader(body))
 		if !o.Err(step+".request", err) {
 			return nil
@@ -362,6 +362,9 @@ func rawJSON(ctx context.Context, cfg *rest.Config, o *Observation, hdr http.Hea
 		req.Header.Set("Accept", "application/json")
 		if body != "" {
 			req.Header.Set("Content-Type", "application/json")
+		}
+		for _, ct := range contentType {
+			req.Header.Set("Content-Type", ct)
 		}
 		resp, err := hc.Do(req)
 		if !o.Err(step, err) {
@@ -456,6 +459,61 @@ var _ = register("front/create-bodies", func(ctx context.Context, c client.Clien
 		}
 		del := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "things." + group}}
 		mustOK(o, "crd.cleanup", c.Delete(ctx, del))
+	}
+})
+
+// front/cr-write-bodies: a custom resource's writes through the seam are
+// the CRD handler's, as raw HTTP clients see them: the body is decoded as
+// apiextensions-apiserver decodes it (an unknown field pruned with a
+// warning, or refused by Strict; the schema's defaults, managed by the
+// writer), a body naming another object is refused, a status patch, a
+// server-side apply that creates and one that conflicts, and a strategic
+// merge patch, which a custom resource does not take (415).
+var _ = register("front/cr-write-bodies", func(ctx context.Context, c client.Client, ns string, o *Observation) {
+	cfg := restConfigs[c]
+	if cfg == nil {
+		o.Add("setup", "no rest.Config for this side")
+		return
+	}
+	do := rawJSON(ctx, cfg, o, http.Header{"User-Agent": {"fidelity-writer/1.0 (linux/amd64)"}})
+	if do == nil {
+		return
+	}
+	ws := "/apis/" + widgetGVK.Group + "/" + widgetGVK.Version + "/namespaces/" + ns + "/widgets"
+	body := func(name, spec string) string {
+		return `{"apiVersion":"` + widgetGVK.GroupVersion().String() + `","kind":"Widget","metadata":{"name":"` + name + `"},"spec":` + spec + `}`
+	}
+	if out := do("create", http.MethodPost, ws, body("w", `{"color":"red","bogus":1}`)); out != nil {
+		o.Add("create.spec", out["spec"])
+		m, _ := out["metadata"].(map[string]any)
+		mf, _ := m["managedFields"].([]any)
+		for i, e := range mf {
+			e, _ := e.(map[string]any)
+			fields, _ := e["fieldsV1"].(map[string]any)
+			spec, _ := fields["f:spec"].(map[string]any)
+			o.Add(fmt.Sprintf("create.managedFields[%d]", i), fmt.Sprintf("manager=%v spec=%v", e["manager"], slices.Sorted(maps.Keys(spec))))
+		}
+	}
+	if out := do("strict", http.MethodPost, ws+"?fieldValidation=Strict", body("strict", `{"bogus":1}`)); out != nil {
+		o.Add("strict.message", out["message"])
+	}
+	if out := do("renamed", http.MethodPut, ws+"/w", body("other", `{"color":"blue"}`)); out != nil {
+		o.Add("renamed.message", out["message"])
+	}
+	if out := do("status", http.MethodPatch, ws+"/w/status", `{"status":{"phase":"Ready"},"spec":{"color":"ignored"}}`, "application/merge-patch+json"); out != nil {
+		o.Add("status.status", out["status"])
+		o.Add("status.spec", out["spec"])
+	}
+	apply := func(step, manager, color string) {
+		if out := do(step, http.MethodPatch, ws+"/applied?fieldManager="+manager, body("applied", `{"color":"`+color+`"}`), "application/apply-patch+yaml"); out != nil {
+			o.Add(step+".spec", out["spec"])
+			o.Add(step+".message", out["message"])
+		}
+	}
+	apply("apply", "a", "red")
+	apply("apply.conflict", "b", "blue")
+	if out := do("smp", http.MethodPatch, ws+"/w", `{"spec":{"color":"green"}}`, "application/strategic-merge-patch+json"); out != nil {
+		o.Add("smp.message", out["message"])
 	}
 })
 
