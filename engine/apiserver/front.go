@@ -41,9 +41,11 @@ import (
 // apiextensions-apiserver's storage: front_cr.go): reads (get, list) of
 // the main resource and status, watches (their events from the caller's
 // WatchSource: the process's view on the REST seam, the recorded steps in
-// make inspect), and deletes (delete, deletecollection: frontdelete.go,
-// the engine's delete below kube's handlers). Creates, updates and patches,
-// and the kinds the engine writes itself, keep the callers' own paths.
+// make inspect), and writes on the REST seam (create: frontcreate.go;
+// update and patch of the main resource and status: frontupdate.go;
+// delete, deletecollection: frontdelete.go), the engine's write below
+// kube's handlers. Other subresources (scale, binding, eviction) and the
+// kinds the engine writes itself keep the callers' own paths.
 //
 // What differs from kube-apiserver's installation, each for a reason:
 //   - one go-restful container per kind, built on first use (the engine
@@ -127,9 +129,10 @@ func (s *Server) FrontObject(gk schema.GroupKind, u *unstructured.Unstructured) 
 
 // FrontHandler returns kube-apiserver's endpoint handlers serving the kind
 // gvk names over kube's REST storage for it, at the kind's served version:
-// get (main resource, and status where the kind has it), list, watch (from
-// the request's WatchSource), and delete and deletecollection (through the
-// engine's delete, for a request with a FrontWrite); ok is false for a
+// get, update and patch (main resource, and status where the kind has
+// it), list, watch (from the request's WatchSource), and create, delete
+// and deletecollection (the writes through the engine's, for a request
+// with a FrontWrite); ok is false for a
 // kind the front does not serve (a kind the engine
 // writes itself such as Service, a custom resource without a structural
 // schema, a version the server does not serve, or any kind on a server
@@ -252,14 +255,6 @@ func withAuditContext(h http.Handler) http.Handler {
 func (s *Server) FrontServes(gvk schema.GroupVersionKind) bool {
 	k, found := s.kinds[gvk.GroupKind()]
 	return found && k.GVK.Version == gvk.Version && s.throughRegistry(k)
-}
-
-// FrontWrites reports whether FrontHandler serves creates, updates and
-// patches of the kind gvk names: every kind it serves but custom
-// resources, whose bodies the CR front does not decode yet
-// (docs/handler-front.md).
-func (s *Server) FrontWrites(gvk schema.GroupVersionKind) bool {
-	return s.FrontServes(gvk) && !s.kinds[gvk.GroupKind()].CRD
 }
 
 // allowAll is the front's Authorizer: every request is the engine's own.

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/runtime/serializer/versioning"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apiserver/pkg/endpoints/handlers"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -45,8 +47,7 @@ import (
 // (the engine's unstructuredCreater, kinds.go), UnstructuredObjectTyper's
 // dispatch (crTyper) and
 // unstructuredNegotiatedSerializer (crSerializer, whose request-body
-// decoder — schema coercion and defaulting — the front does not serve: it
-// serves reads only, and refuses to decode a body, loudly).
+// decoder, schema coercion and defaulting, is front_crbody.go's).
 
 // crScheme is apiextensions-apiserver's Scheme (pkg/apiserver/apiserver.go
 // init): the apiextensions group, meta's options in the empty group's v1
@@ -86,14 +87,15 @@ func (t crTyper) Recognizes(gvk schema.GroupVersionKind) bool {
 // protobuf (the last only for what the server returns that is not a
 // custom resource: PartialObjectMetadata, Table, Status).
 type crSerializer struct {
+	k         *Kind
 	converter runtime.ObjectConvertor
 	media     []runtime.SerializerInfo
 }
 
-func newCRSerializer(typer runtime.ObjectTyper, converter runtime.ObjectConvertor) crSerializer {
+func newCRSerializer(k *Kind, typer runtime.ObjectTyper, converter runtime.ObjectConvertor) crSerializer {
 	creator := unstructuredCreater{}
 	streaming := utilfeature.DefaultFeatureGate.Enabled(features.StreamingCollectionEncodingToJSON)
-	return crSerializer{converter: converter, media: []runtime.SerializerInfo{
+	return crSerializer{k: k, converter: converter, media: []runtime.SerializerInfo{
 		{
 			MediaType: "application/json", MediaTypeType: "application", MediaTypeSubType: "json", EncodesAsText: true,
 			Serializer:       json.NewSerializerWithOptions(json.DefaultMetaFactory, creator, typer, json.SerializerOptions{StreamingCollectionsEncoding: streaming}),
@@ -122,16 +124,8 @@ func (s crSerializer) EncoderForVersion(encoder runtime.Encoder, gv runtime.Grou
 	return versioning.NewCodec(encoder, nil, s.converter, crScheme, crScheme, crScheme, gv, nil, "crdNegotiatedSerializer")
 }
 
-func (s crSerializer) DecoderToVersion(runtime.Decoder, runtime.GroupVersioner) runtime.Decoder {
-	return refuseDecode{}
-}
-
-// refuseDecode is the CR front's request-body decoder: the front serves
-// reads, which have no body; a handler that decodes one is an engine bug.
-type refuseDecode struct{}
-
-func (refuseDecode) Decode([]byte, *schema.GroupVersionKind, runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
-	return nil, nil, fmt.Errorf("apiserver: the handler front serves reads of custom resources only; a request body cannot be decoded")
+func (s crSerializer) DecoderToVersion(decoder runtime.Decoder, gv runtime.GroupVersioner) runtime.Decoder {
+	return crDecoderToVersion(s.k, decoder, gv)
 }
 
 // crConverterFactory is the process's CR converter factory, as
@@ -142,9 +136,10 @@ var crConverterFactory = sync.OnceValues(func() (*conversion.CRConverterFactory,
 	return conversion.NewCRConverterFactory(nil, nil)
 })
 
-// crFront builds the handlers of a custom resource kind's reads (get of
-// the resource and its status, list) as the CRD handler builds and
-// dispatches them, over r (crStorage).
+// crFront builds the handlers of a custom resource kind (get, list, watch,
+// create, update, patch, delete and deletecollection of the resource; get,
+// update and patch of its status) as the CRD handler builds and dispatches
+// them, over r (crStorage).
 func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 	// The engine serves one version per CRD (the storage version: the
 	// known difference crv2/two-versions-none-conversion), so nothing is
@@ -167,7 +162,7 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 	params := runtime.NewScheme()
 	params.AddUnversionedTypes(k.GVK.GroupVersion(), &metav1.ListOptions{}, &metav1.GetOptions{}, &metav1.DeleteOptions{})
 	typer := crTyper{delegate: params, unstructured: crdserverscheme.NewUnstructuredObjectTyper()}
-	ser := newCRSerializer(typer, safe)
+	ser := newCRSerializer(k, typer, safe)
 	var standard []runtime.SerializerInfo
 	for _, m := range ser.SupportedMediaTypes() {
 		if m.MediaType != runtime.ContentTypeProtobuf {
@@ -194,10 +189,7 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 		Convertor:           safe,
 		Typer:               typer,
 		UnsafeConvertor:     unsafe,
-		// Reads default nothing; the CRD handler's defaulter defaults
-		// request bodies by the structural schema, which the front does
-		// not decode.
-		Defaulter:                runtime.ObjectDefaulter(crScheme),
+		Defaulter:                crDefaulter{delegate: params, k: k},
 		EquivalentResourceMapper: equivalent,
 		Resource:                 gvr,
 		Kind:                     k.GVK,
@@ -207,7 +199,34 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 		Authorizer:               allowAll{},
 		MaxRequestBodyBytes:      frontMaxRequestBodyBytes,
 	}
+	conv, err := crdTypeConverter(k.crd, k.GVK.Version)
+	if err != nil {
+		return nil, err
+	}
+	// As scopeWithFieldManager: the version's field manager over the
+	// scope's converter, defaulter and creater, with the kind's reset
+	// fields.
+	withFieldManager := func(sc handlers.RequestScope, sub string) (*handlers.RequestScope, error) {
+		fm, err := managedfields.NewDefaultCRDFieldManager(conv, sc.Convertor, sc.Defaulter, sc.Creater, sc.Kind, sc.HubGroupVersion, sub, resetFields(k, sub))
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: the %s field manager: %w", k.groupResource(), err)
+		}
+		sc.FieldManager = fm
+		return &sc, nil
+	}
+	if scope, err = withFieldManager(*scope, ""); err != nil {
+		return nil, err
+	}
+	// As serveResource and serveStatus: JSON and merge patches and
+	// server-side apply (CBOR apply where its gate is on).
+	patchTypes := []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyYAMLPatchType)}
+	if utilfeature.DefaultFeatureGate.Enabled(features.CBORServingAndStorage) {
+		patchTypes = append(patchTypes, string(types.ApplyCBORPatchType))
+	}
 	get := handlers.GetResource(main.(rest.Getter), scope)
+	create := handlers.CreateResource(main.(rest.Creater), scope, nil)
+	update := handlers.UpdateResource(main.(rest.Updater), scope, nil)
+	patch := handlers.PatchResource(main.(rest.Patcher), scope, nil, patchTypes)
 	// As the CRD handler's serveResource: list and watch through
 	// ListResource, the storage as Lister and Watcher.
 	list := handlers.ListResource(main.(rest.Lister), main.(rest.Watcher), scope, false, frontMinRequestTimeout)
@@ -215,7 +234,7 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 	// As serveResource: deletes with options allowed, no admission.
 	del := handlers.DeleteResource(main.(rest.GracefulDeleter), true, scope, nil)
 	delCollection := handlers.DeleteCollection(main.(rest.CollectionDeleter), true, scope, nil)
-	var getStatus http.HandlerFunc
+	var getStatus, updateStatus, patchStatus http.HandlerFunc
 	if st, ok := r.subs["status"]; ok {
 		sub, err := s.newFrontStorage(k, st, false)
 		if err != nil {
@@ -224,7 +243,13 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 		equivalent.RegisterKindFor(gvr, "status", k.GVK)
 		statusScope := *scope
 		statusScope.Subresource = "status"
-		getStatus = handlers.GetResource(sub.(rest.Getter), &statusScope)
+		ss, err := withFieldManager(statusScope, "status")
+		if err != nil {
+			return nil, err
+		}
+		getStatus = handlers.GetResource(sub.(rest.Getter), ss)
+		updateStatus = handlers.UpdateResource(sub.(rest.Updater), ss, nil)
+		patchStatus = handlers.PatchResource(sub.(rest.Patcher), ss, nil, patchTypes)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ri, _ := genericrequest.RequestInfoFrom(req.Context())
@@ -235,6 +260,21 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 			return
 		case ri.Verb == "get" && ri.Subresource == "status" && getStatus != nil:
 			getStatus(w, req)
+			return
+		case ri.Verb == "update" && ri.Subresource == "status" && updateStatus != nil:
+			updateStatus(w, req)
+			return
+		case ri.Verb == "patch" && ri.Subresource == "status" && patchStatus != nil:
+			patchStatus(w, req)
+			return
+		case ri.Verb == "create" && ri.Subresource == "":
+			create(w, req)
+			return
+		case ri.Verb == "update" && ri.Subresource == "":
+			update(w, req)
+			return
+		case ri.Verb == "patch" && ri.Subresource == "":
+			patch(w, req)
 			return
 		case ri.Verb == "list" && ri.Subresource == "":
 			list(w, req)

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,8 +17,9 @@ import (
 
 // Create implements rest.Creater for kube's create handler
 // (CreateResource), which has decoded the body into the kind's internal
-// version (content type, the fieldValidation directive's strict decoding
-// and its warnings, defaults), decoded and validated the options, wiped
+// version, or for a custom resource as the CRD handler decodes it
+// (front_crbody.go) (content type, the fieldValidation directive's strict
+// decoding and its warnings, defaults), decoded and validated the options, wiped
 // the system fields, matched the object's namespace with the request's,
 // deduplicated owner references and recorded the write in managed fields
 // with its own field manager (the manager is the request's fieldManager,
@@ -27,10 +29,10 @@ import (
 // of the write.
 func (f *frontList) Create(ctx context.Context, obj runtime.Object, _ rest.ValidateObjectFunc, opts *metav1.CreateOptions) (runtime.Object, error) {
 	w := frontWrite(ctx)
-	if w == nil || f.k.CRD {
+	if w == nil {
 		return nil, apierrors.NewMethodNotSupported(f.k.groupResource(), "create")
 	}
-	u, err := f.s.fromInternal(f.k, obj)
+	u, err := f.s.fromFront(f.k, obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
@@ -66,4 +68,18 @@ func (s *Server) frontCreate(req Request, obj *unstructured.Unstructured) (*unst
 	s.randDraws++
 	out, err := s.create(k, req, obj, false)
 	return out, s.report(k, Write{Verb: verb.Create, Key: storeKey(k, req.Namespace, nameOf(out, obj)), Manager: req.FieldManager}, out, err)
+}
+
+// fromFront is what the engine's writes take of an object kube's handlers
+// give the front's storage: a built-in kind's served version (from its
+// internal one), a custom resource as it is (a copy).
+func (s *Server) fromFront(k *Kind, obj runtime.Object) (*unstructured.Unstructured, error) {
+	if !k.CRD {
+		return s.fromInternal(k, obj)
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("apiserver: kube's %s handler gave a %T", k.groupResource(), obj)
+	}
+	return u.DeepCopy(), nil
 }

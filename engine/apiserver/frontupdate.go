@@ -29,7 +29,7 @@ import (
 // write (FrontWrite.Verb: update, patch or apply).
 func (f *frontStorage) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, _ rest.ValidateObjectFunc, _ rest.ValidateObjectUpdateFunc, forceAllowCreate bool, opts *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	w := frontWrite(ctx)
-	if w == nil || f.k.CRD {
+	if w == nil {
 		return nil, false, apierrors.NewMethodNotSupported(f.k.groupResource(), "update")
 	}
 	ns := ""
@@ -54,7 +54,7 @@ func (f *frontStorage) Update(ctx context.Context, name string, objInfo rest.Upd
 		if err != nil {
 			return nil, err
 		}
-		u, err := f.s.fromInternal(f.k, obj)
+		u, err := f.s.fromFront(f.k, obj)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}

@@ -109,14 +109,15 @@ func TestFrontCreateAgreesWithOwnPath(t *testing.T) {
 	}
 }
 
-// storedObjects returns the ConfigMaps, Pods and Services in default whose names
+// storedObjects returns the ConfigMaps, Pods, Services and Gadgets in default whose names
 // start with one of prefixes, as YAML, their creation and managed fields'
 // times blanked (the server and the field manager read the wall clock
 // outside a bubble).
 func storedObjects(t *testing.T, ctx context.Context, c client.Client, prefixes ...string) string {
 	t.Helper()
 	out := ""
-	for _, gvk := range []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMapList"}, {Version: "v1", Kind: "PodList"}, {Version: "v1", Kind: "ServiceList"}} {
+	for _, gvk := range []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMapList"}, {Version: "v1", Kind: "PodList"}, {Version: "v1", Kind: "ServiceList"},
+		{Group: "example.io", Version: "v1", Kind: "GadgetList"}} {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(gvk)
 		must(t, c.List(ctx, l, client.InNamespace("default")))
