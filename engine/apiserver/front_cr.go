@@ -181,14 +181,14 @@ func (s *Server) crFront(k *Kind, r kindREST) (http.Handler, error) {
 		return nil, err
 	}
 	scope := &handlers.RequestScope{
-		Namer:               handlers.ContextBasedNaming{Namer: meta.NewAccessor(), ClusterScoped: !k.Namespaced},
-		Serializer:          ser,
-		ParameterCodec:      runtime.NewParameterCodec(params),
-		StandardSerializers: standard,
-		Creater:             unstructuredCreater{},
-		Convertor:           safe,
-		Typer:               typer,
-		UnsafeConvertor:     unsafe,
+		Namer:                    handlers.ContextBasedNaming{Namer: meta.NewAccessor(), ClusterScoped: !k.Namespaced},
+		Serializer:               ser,
+		ParameterCodec:           runtime.NewParameterCodec(params),
+		StandardSerializers:      standard,
+		Creater:                  unstructuredCreater{},
+		Convertor:                safe,
+		Typer:                    typer,
+		UnsafeConvertor:          unsafe,
 		Defaulter:                crDefaulter{delegate: params, k: k},
 		EquivalentResourceMapper: equivalent,
 		Resource:                 gvr,
