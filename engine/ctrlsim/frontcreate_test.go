@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -82,31 +81,9 @@ func TestFrontCreateAgreesWithOwnPath(t *testing.T) {
 				return err
 			}(),
 		}
-		var calls []string
-		for _, op := range f.hooks.ops {
-			if op.Verb != verb.Create {
-				continue
-			}
-			var evs []string
-			for _, e := range op.Written {
-				evs = append(evs, fmt.Sprintf("%s %s@%d", e.Type, e.Key, e.Rev))
-			}
-			calls = append(calls, fmt.Sprintf("%s %s %s/%s rv %q events %v err %v",
-				op.Verb, op.GVK.Kind, op.Namespace, op.Name, op.RVAfter, evs, op.Err))
-		}
-		return fmt.Sprintf("%v\n%s", errs, joinLines(calls)), storedObjects(t, ctx, f.direct, "n0", "gen-", "p0")
+		return fmt.Sprintf("%v\n%s", errs, callLines(f.hooks.ops, verb.Create)), storedObjects(t, ctx, f.direct, "n0", "gen-", "p0")
 	}
-	frontCalls, frontState := run(t, false)
-	ownCalls, ownState := run(t, true)
-	if frontCalls == "" || ownState == "" {
-		t.Fatal("nothing recorded")
-	}
-	if diff := cmp.Diff(ownCalls, frontCalls); diff != "" {
-		t.Errorf("calls (-own path +front):\n%s", diff)
-	}
-	if diff := cmp.Diff(ownState, frontState); diff != "" {
-		t.Errorf("objects stored (-own path +front):\n%s", diff)
-	}
+	frontAndOwnAgree(t, run)
 }
 
 // storedObjects returns the ConfigMaps, Pods, Services and Gadgets in default whose names

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -150,31 +149,9 @@ func TestFrontUpdateAgreesWithOwnPath(t *testing.T) {
 			gerr(g.Apply(ctx, "g04", gadget("g04", map[string]any{"color": "b"}), metav1.ApplyOptions{FieldManager: "rival"})),
 			gerr(g.Apply(ctx, "g04", gadget("g04", map[string]any{"color": "c"}), metav1.ApplyOptions{FieldManager: "rival", Force: true})),
 		)
-		var calls []string
-		for _, op := range f.hooks.ops {
-			if op.Verb != verb.Update && op.Verb != verb.Patch && op.Verb != verb.Apply {
-				continue
-			}
-			var evs []string
-			for _, e := range op.Written {
-				evs = append(evs, fmt.Sprintf("%s %s@%d", e.Type, e.Key, e.Rev))
-			}
-			calls = append(calls, fmt.Sprintf("%s %s %s %s/%s %s pre=%q rv %q->%q events %v err %v",
-				op.Verb, op.Subresource, op.GVK.Kind, op.Namespace, op.Name, op.PatchType, op.Precondition, op.RVBefore, op.RVAfter, evs, op.Err))
-		}
-		return fmt.Sprintf("%v\n%s", errs, joinLines(calls)), storedObjects(t, ctx, f.direct, "o0", "a0", "p0", "s0", "g0")
+		return fmt.Sprintf("%v\n%s", errs, callLines(f.hooks.ops, verb.Update, verb.Patch, verb.Apply)), storedObjects(t, ctx, f.direct, "o0", "a0", "p0", "s0", "g0")
 	}
-	frontCalls, frontState := run(t, false)
-	ownCalls, ownState := run(t, true)
-	if frontCalls == "" || ownState == "" {
-		t.Fatal("nothing recorded")
-	}
-	if diff := cmp.Diff(ownCalls, frontCalls); diff != "" {
-		t.Errorf("calls (-own path +front):\n%s", diff)
-	}
-	if diff := cmp.Diff(ownState, frontState); diff != "" {
-		t.Errorf("objects stored (-own path +front):\n%s", diff)
-	}
+	frontAndOwnAgree(t, run)
 }
 
 // TestFrontUpdate: what an update through the front answers that the
