@@ -257,6 +257,15 @@ func (s *Server) FrontServes(gvk schema.GroupVersionKind) bool {
 	return found && k.GVK.Version == gvk.Version && s.throughRegistry(k)
 }
 
+// FrontWrites reports whether FrontHandler serves creates, updates and
+// patches of the kind gvk names: where it serves the kind, on a server
+// without ablations. An ablation departs from kube in the engine's own
+// handler part (an apply that replaces, no strict field validation), which
+// kube's handlers replace for these writes; the own path keeps it.
+func (s *Server) FrontWrites(gvk schema.GroupVersionKind) bool {
+	return s.ablate == (Ablations{}) && s.FrontServes(gvk)
+}
+
 // allowAll is the front's Authorizer: every request is the engine's own.
 type allowAll struct{}
 

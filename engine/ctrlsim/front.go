@@ -31,8 +31,9 @@ import (
 // over kube's REST storage) when the front serves it: a get, update or
 // patch of a main resource or its status, a list, a watch
 // (watchViaFront), a create, a delete or a deletecollection, of a kind
-// whose writes kube's REST storage makes. ok is false for every other
-// request, which the seam's own path serves.
+// whose writes kube's REST storage makes (creates, updates and patches on
+// a server without ablations: Server.FrontWrites). ok is false for every
+// other request, which the seam's own path serves.
 //
 // The request (but a watch) is one call of the seam's live client
 // (Client.call), as on the seam's own path: gated, perturbed (an error
@@ -58,6 +59,9 @@ func (t *restTransport) viaFront(req *http.Request, ri *genericrequest.RequestIn
 	env.Lock()
 	gvk, err := env.Server.RESTMapper().KindFor(gvr)
 	served := err == nil && env.Server.FrontServes(gvk)
+	if served && (ri.Verb == "create" || ri.Verb == "update" || ri.Verb == "patch") {
+		served = env.Server.FrontWrites(gvk)
+	}
 	env.Unlock()
 	if !served {
 		return nil, false

@@ -8,13 +8,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ctrlbugs/corpus/engine/apiserver"
 	"github.com/ctrlbugs/corpus/engine/ctrlsim"
 	"github.com/ctrlbugs/corpus/engine/verb"
 )
@@ -240,6 +243,54 @@ func BenchmarkSeamWrite(b *testing.B) {
 				_, err := cms.Patch(ctx, name, types.MergePatchType, []byte(fmt.Sprintf(`{"data":{"p":"%d"}}`, i)), metav1.PatchOptions{})
 				i++
 				must(b, err)
+			}
+		})
+	}
+}
+
+// TestFrontWritesKeepAblations: on a server with an ablation, creates,
+// updates and patches through the seam take the own path, whose handler
+// part the ablation changes: with fieldValidation ablated a Strict create
+// with an unknown field is stored, and with applyReplaces a second
+// manager's apply replaces the first's fields. Without the ablation they
+// are kube's handlers' answers (400; both managers' fields kept).
+func TestFrontWritesKeepAblations(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		ab         apiserver.Ablations
+		wantStrict int
+		wantData   string
+	}{
+		{"none", apiserver.Ablations{}, http.StatusBadRequest, "map[a:1 b:2]"},
+		{"fieldValidation", apiserver.Ablations{FieldValidation: true}, http.StatusCreated, "map[a:1 b:2]"},
+		{"applyReplaces", apiserver.Ablations{ApplyReplaces: true}, http.StatusBadRequest, "map[b:2]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := runtime.NewScheme()
+			must(t, clientgoscheme.AddToScheme(s))
+			srv, err := apiserver.New(apiserver.Options{Scheme: s, Ablations: c.ab})
+			must(t, err)
+			mgr, err := ctrlsim.NewManager(ctrlsim.NewEnv(srv), "ctl", nil, ctrlsim.ManagerOptions{})
+			must(t, err)
+			ctx := t.Context()
+			cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+			must(t, err)
+			var code int
+			cs.CoreV1().RESTClient().Post().AbsPath("/api/v1/namespaces/default/configmaps").Param("fieldValidation", "Strict").
+				Body([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"strict","bogus":1}}`)).Do(ctx).StatusCode(&code)
+			if code != c.wantStrict {
+				t.Errorf("a Strict create with an unknown field: %d, want %d", code, c.wantStrict)
+			}
+			cms := cs.CoreV1().ConfigMaps("default")
+			for _, a := range []struct{ manager, key string }{{"a", "a"}, {"b", "b"}} {
+				_, err := cms.Apply(ctx, corev1ac.ConfigMap("applied", "default").WithData(map[string]string{a.key: map[string]string{"a": "1", "b": "2"}[a.key]}),
+					metav1.ApplyOptions{FieldManager: a.manager})
+				must(t, err)
+			}
+			got, err := cms.Get(ctx, "applied", metav1.GetOptions{})
+			must(t, err)
+			if fmt.Sprint(got.Data) != c.wantData {
+				t.Errorf("after two managers' applies: %v, want %s", got.Data, c.wantData)
 			}
 		})
 	}
