@@ -22,8 +22,10 @@
 // see every write, the server's own included.
 //
 // Reads and watches over HTTP (the REST seam, package ctrlsim, and make
-// inspect), and the seam's deletes (frontdelete.go: the engine's Delete
-// below kube's delete and deletecollection handlers), of the kinds whose
+// inspect), and the seam's writes (frontcreate.go, frontupdate.go,
+// frontdelete.go: the engine's writes below kube's create, update, patch,
+// delete and deletecollection handlers; a custom resource's body decoded
+// as the CRD handler decodes it, front_crbody.go), of the kinds whose
 // writes kube's REST storage makes are answered by kube-apiserver's own
 // endpoint handlers over that storage
 // (FrontHandler: front.go for built-in kinds, installed by
@@ -36,8 +38,8 @@
 // timeoutSeconds beyond any horizon (the known difference
 // watch/timeout-seconds: the handler's timer is not let fire on the
 // virtual clock, where it could meet another wake at the same instant).
-// docs/handler-front.md is the design and its remaining stage (creates,
-// updates and patches). The engine's own
+// docs/handler-front.md is the design and says what remains (subresources
+// other than status, the apiextensions controllers). The engine's own
 // reads (Get, ListPage: the direct client and the informer views) read the
 // store, with kube's continue tokens (storage.ValidateListOptions).
 //
