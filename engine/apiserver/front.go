@@ -121,6 +121,14 @@ func (s *Server) FrontObject(gk schema.GroupKind, u *unstructured.Unstructured) 
 	if !ok {
 		return nil, fmt.Errorf("apiserver: %s is not served", gk)
 	}
+	return s.frontObject(k, u)
+}
+
+// frontObject is FrontObject for k, which the server may no longer serve:
+// a write's answer is given in the form of the kind the request was for,
+// also when the write made the kind go (the last object of a terminating
+// CRD's kind released by its update or delete).
+func (s *Server) frontObject(k *Kind, u *unstructured.Unstructured) (runtime.Object, error) {
 	if k.CRD {
 		return u.DeepCopy(), nil
 	}

@@ -51,7 +51,7 @@ func (f *frontList) Create(ctx context.Context, obj runtime.Object, _ rest.Valid
 		return nil, err
 	}
 	w.Name, w.RV = out.GetName(), out.GetResourceVersion()
-	return f.s.FrontObject(f.k.GVK.GroupKind(), out)
+	return f.s.frontObject(f.k, out)
 }
 
 // frontCreate is Create below kube's create handler: the engine's create

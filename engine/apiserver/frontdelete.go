@@ -73,7 +73,7 @@ func (f *frontList) delete(w *FrontWrite, ns, name string, opts *metav1.DeleteOp
 		return nil, false, err
 	}
 	w.RV = out.GetResourceVersion()
-	obj, err := f.s.FrontObject(f.k.GVK.GroupKind(), out)
+	obj, err := f.s.frontObject(f.k, out)
 	if err != nil {
 		return nil, false, err
 	}

@@ -46,7 +46,7 @@ func (f *frontStorage) Update(ctx context.Context, name string, objInfo rest.Upd
 		live := f.new()
 		if old != nil {
 			var err error
-			if live, err = f.s.FrontObject(f.k.GVK.GroupKind(), old); err != nil {
+			if live, err = f.s.frontObject(f.k, old); err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}
 		}
@@ -65,7 +65,7 @@ func (f *frontStorage) Update(ctx context.Context, name string, objInfo rest.Upd
 		return nil, false, err
 	}
 	w.RV = out.GetResourceVersion()
-	obj, err := f.s.FrontObject(f.k.GVK.GroupKind(), out)
+	obj, err := f.s.frontObject(f.k, out)
 	return obj, created, err
 }
 

@@ -1,11 +1,14 @@
 package ctrlsim_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlbugs/corpus/engine/apiserver"
@@ -266,14 +270,9 @@ func TestFrontWritesKeepAblations(t *testing.T) {
 		{"applyReplaces", apiserver.Ablations{ApplyReplaces: true}, http.StatusBadRequest, "map[b:2]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := runtime.NewScheme()
-			must(t, clientgoscheme.AddToScheme(s))
-			srv, err := apiserver.New(apiserver.Options{Scheme: s, Ablations: c.ab})
-			must(t, err)
-			mgr, err := ctrlsim.NewManager(ctrlsim.NewEnv(srv), "ctl", nil, ctrlsim.ManagerOptions{})
-			must(t, err)
+			_, cfg := seamServer(t, c.ab)
 			ctx := t.Context()
-			cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+			cs, err := kubernetes.NewForConfig(cfg)
 			must(t, err)
 			var code int
 			cs.CoreV1().RESTClient().Post().AbsPath("/api/v1/namespaces/default/configmaps").Param("fieldValidation", "Strict").
@@ -291,6 +290,64 @@ func TestFrontWritesKeepAblations(t *testing.T) {
 			must(t, err)
 			if fmt.Sprint(got.Data) != c.wantData {
 				t.Errorf("after two managers' applies: %v, want %s", got.Data, c.wantData)
+			}
+		})
+	}
+}
+
+// seamServer is a server with ablations ab, its kinds those of client-go's
+// scheme and apiextensions', with a direct client and the REST seam's
+// config of a manager over it.
+func seamServer(t *testing.T, ab apiserver.Ablations) (client.Client, *rest.Config) {
+	t.Helper()
+	s := runtime.NewScheme()
+	must(t, clientgoscheme.AddToScheme(s))
+	must(t, apiextensionsv1.AddToScheme(s))
+	srv, err := apiserver.New(apiserver.Options{Scheme: s, Ablations: ab})
+	must(t, err)
+	mgr, err := ctrlsim.NewManager(ctrlsim.NewEnv(srv), "ctl", nil, ctrlsim.ManagerOptions{})
+	must(t, err)
+	return ctrlsim.NewDirectClient(srv, s), mgr.GetConfig()
+}
+
+// TestFrontWriteEndsKind: a write through the front that releases the
+// last object of a terminating CRD's kind (its last finalizer removed by a
+// patch or an update) makes the CRD go, and the kind with it; the write is
+// answered all the same, in the kind's form (it was a 500: the answer was
+// converted by a kind the server no longer served).
+func TestFrontWriteEndsKind(t *testing.T) {
+	for _, how := range []string{"patch", "update"} {
+		t.Run(how, func(t *testing.T) {
+			direct, cfg := seamServer(t, apiserver.Ablations{})
+			ctx := t.Context()
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			must(t, json.Unmarshal([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+				"metadata":{"name":"gears.example.io"},"spec":{"group":"example.io","scope":"Namespaced",
+				"names":{"plural":"gears","singular":"gear","kind":"Gear","listKind":"GearList"},
+				"versions":[{"name":"v1","served":true,"storage":true,
+				"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`), crd))
+			must(t, direct.Create(ctx, crd))
+			gear := exampleObject("Gear", "g", map[string]any{})
+			gear.SetFinalizers([]string{"example.io/hold"})
+			must(t, direct.Create(ctx, gear))
+			must(t, direct.Delete(ctx, crd))
+			d, err := dynamic.NewForConfig(cfg)
+			must(t, err)
+			gears := d.Resource(schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: "gears"}).Namespace("default")
+			if how == "patch" {
+				_, err = gears.Patch(ctx, "g", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+			} else {
+				var u *unstructured.Unstructured
+				if u, err = gears.Get(ctx, "g", metav1.GetOptions{}); err == nil {
+					u.SetFinalizers(nil)
+					_, err = gears.Update(ctx, u, metav1.UpdateOptions{})
+				}
+			}
+			if err != nil {
+				t.Fatalf("the write that released the CRD's last object: %v", err)
+			}
+			if err := direct.Get(ctx, client.ObjectKey{Name: crd.Name}, &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the CRD after its last object went: %v, want not found", err)
 			}
 		})
 	}
