@@ -107,10 +107,17 @@ check-finding:
 
 # Replays the finding's recorded trace on the pinned upstream, evaluates its
 # oracle, prints the timeline and one verdict line; exit 1 on any mismatch.
+# Upstream's own log lines (klog's header: a severity letter, the date,
+# the time, the thread id, file:line]) go to a file, counted on one line
+# after the verdict: upstream logs to stderr, unbuffered, so they would
+# otherwise come before the timeline they belong to.
+UPSTREAM_LOG = awk -v f="$(1)" '/^[IWEF][0-9][0-9][0-9][0-9] [0-9:.]+ +[0-9]+ [^ ]+:[0-9]+\] / { print > f; n++; if ($$0 ~ /^[EF]/) e++; next } { print } END { if (n) printf "upstream log: %d lines (%d errors) in %s\n", n, e + 0, f }'
+
 reproduce: check-finding
 	@p=$(firstword $(subst -, ,$(FINDING))); \
 	out=$$(mktemp); \
-	mkdir -p out; (export CTRLBUGS_MODE=reproduce; $(call testbin,$$p,-test.run 'TestFindings/$(FINDING)$$') 2>&1) | tee $$out | $(QUIET); \
+	mkdir -p out/reproduce; rm -f out/reproduce/$(FINDING).upstream.log; \
+	(export CTRLBUGS_MODE=reproduce; $(call testbin,$$p,-test.run 'TestFindings/$(FINDING)$$') 2>&1) | tee $$out | $(call UPSTREAM_LOG,out/reproduce/$(FINDING).upstream.log) | $(QUIET); \
 	grep -q -E '^$(FINDING): [A-Z-]+ as recorded trace=sha256:' $$out || { grep -q -E '^$(FINDING): ' $$out || echo "$(FINDING): no verdict line (see the output above)" >&2; rm -f $$out; exit 1; }; \
 	rm -f $$out
 
