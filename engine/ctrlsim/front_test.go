@@ -242,6 +242,16 @@ func frontFixture(t testing.TB) *fixture {
 	return f
 }
 
+// seamConfig is the REST seam's config of f's manager; with own, every
+// request takes the seam's own path instead of the handler front.
+func (f *fixture) seamConfig(own bool) *rest.Config {
+	cfg := f.mgr.GetConfig()
+	if own {
+		cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
+	}
+	return cfg
+}
+
 // TestFrontAgreesWithOwnPath: what the handler front serves is what the
 // seam's own path served, read back by the clients upstream uses (a
 // clientset, a dynamic client): the same objects, resourceVersions and
@@ -359,13 +369,10 @@ func BenchmarkSeamRead(b *testing.B) {
 	ctx := context.Background()
 	gadgets := schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: "gadgets"}
 	for _, path := range []string{"front", "own"} {
-		cfg := *f.mgr.GetConfig()
-		if path == "own" {
-			cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
-		}
-		cs, err := kubernetes.NewForConfig(&cfg)
+		cfg := f.seamConfig(path == "own")
+		cs, err := kubernetes.NewForConfig(cfg)
 		must(b, err)
-		d, err := dynamic.NewForConfig(&cfg)
+		d, err := dynamic.NewForConfig(cfg)
 		must(b, err)
 		reads := []struct {
 			name string
@@ -470,8 +477,8 @@ func TestFrontWatch(t *testing.T) {
 		for _, name := range []string{"a", "b"} {
 			must(t, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Data: map[string]string{"k": name}}))
 		}
-		cfg := *f.mgr.GetConfig()
-		cs, err := kubernetes.NewForConfig(&cfg)
+		cfg := f.mgr.GetConfig()
+		cs, err := kubernetes.NewForConfig(cfg)
 		must(t, err)
 		l, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
 		must(t, err)
@@ -484,7 +491,7 @@ func TestFrontWatch(t *testing.T) {
 			Param("resourceVersion", rv).Watch(ctx)
 		must(t, err)
 		defer named.Stop()
-		mc, err := metadata.NewForConfig(&cfg)
+		mc, err := metadata.NewForConfig(cfg)
 		must(t, err)
 		mw, err := mc.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default").
 			Watch(ctx, metav1.ListOptions{ResourceVersion: rv})

@@ -34,13 +34,10 @@ func TestFrontCreateAgreesWithOwnPath(t *testing.T) {
 	run := func(t *testing.T, own bool) (string, string) {
 		f := frontFixture(t)
 		ctx := t.Context()
-		cfg := *f.mgr.GetConfig()
-		if own {
-			cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
-		}
-		cs, err := kubernetes.NewForConfig(&cfg)
+		cfg := f.seamConfig(own)
+		cs, err := kubernetes.NewForConfig(cfg)
 		must(t, err)
-		d, err := dynamic.NewForConfig(&cfg)
+		d, err := dynamic.NewForConfig(cfg)
 		must(t, err)
 		cms := cs.CoreV1().ConfigMaps("default")
 		dcms := d.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
@@ -138,11 +135,8 @@ func TestFrontCreate(t *testing.T) {
 		t.Run(c.path, func(t *testing.T) {
 			f := newFixture(t, ctrlsim.ManagerOptions{})
 			ctx := t.Context()
-			cfg := *f.mgr.GetConfig()
-			if c.path == "own path" {
-				cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
-			}
-			cs, err := kubernetes.NewForConfig(&cfg)
+			cfg := f.seamConfig(c.path == "own path")
+			cs, err := kubernetes.NewForConfig(cfg)
 			must(t, err)
 			must(t, f.direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}}))
 			_, err = cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "stray"}}, metav1.CreateOptions{})

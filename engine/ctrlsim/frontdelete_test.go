@@ -37,13 +37,10 @@ func TestFrontDeleteAgreesWithOwnPath(t *testing.T) {
 		must(t, f.direct.Get(ctx, client.ObjectKey{Namespace: "default", Name: "o03"}, held))
 		held.Finalizers = []string{"example.com/hold"}
 		must(t, f.direct.Update(ctx, held))
-		cfg := *f.mgr.GetConfig()
-		if own {
-			cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
-		}
-		cs, err := kubernetes.NewForConfig(&cfg)
+		cfg := f.seamConfig(own)
+		cs, err := kubernetes.NewForConfig(cfg)
 		must(t, err)
-		d, err := dynamic.NewForConfig(&cfg)
+		d, err := dynamic.NewForConfig(cfg)
 		must(t, err)
 		cms := cs.CoreV1().ConfigMaps("default")
 		g := d.Resource(gadgets).Namespace("default")
@@ -121,11 +118,8 @@ func TestFrontDeleteCollectionLimit(t *testing.T) {
 		t.Run(c.path, func(t *testing.T) {
 			f := frontFixture(t)
 			ctx := t.Context()
-			cfg := *f.mgr.GetConfig()
-			if c.path == "own path" {
-				cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
-			}
-			cs, err := kubernetes.NewForConfig(&cfg)
+			cfg := f.seamConfig(c.path == "own path")
+			cs, err := kubernetes.NewForConfig(cfg)
 			must(t, err)
 			must(t, cs.CoreV1().RESTClient().Delete().AbsPath("/api/v1/namespaces/default/configmaps").
 				Param("labelSelector", "parity=0").Param("limit", "3").Do(ctx).Error())
@@ -163,11 +157,8 @@ func BenchmarkSeamDelete(b *testing.B) {
 		}
 	})
 	for _, path := range []string{"front", "own"} {
-		cfg := *f.mgr.GetConfig()
-		if path == "own" {
-			cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
-		}
-		cs, err := kubernetes.NewForConfig(&cfg)
+		cfg := f.seamConfig(path == "own")
+		cs, err := kubernetes.NewForConfig(cfg)
 		must(b, err)
 		b.Run("cm-delete/"+path, func(b *testing.B) {
 			for b.Loop() {

@@ -57,11 +57,8 @@ func TestFrontUpdateAgreesWithOwnPath(t *testing.T) {
 		held.Finalizers = []string{"example.com/hold"}
 		must(t, f.direct.Update(ctx, held))
 		must(t, f.direct.Delete(ctx, held))
-		cfg := *f.mgr.GetConfig()
-		if own {
-			cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
-		}
-		cs, err := kubernetes.NewForConfig(&cfg)
+		cfg := f.seamConfig(own)
+		cs, err := kubernetes.NewForConfig(cfg)
 		must(t, err)
 		cms := cs.CoreV1().ConfigMaps("default")
 		get := func(name string) *corev1.ConfigMap {
@@ -128,7 +125,7 @@ func TestFrontUpdateAgreesWithOwnPath(t *testing.T) {
 			apply("a01", "rival", true, map[string]string{"a": "4"}),
 		}
 		// A custom resource's, through a dynamic client (JSON).
-		d, err := dynamic.NewForConfig(&cfg)
+		d, err := dynamic.NewForConfig(cfg)
 		must(t, err)
 		g := d.Resource(schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: "gadgets"}).Namespace("default")
 		gadget := func(name string, spec map[string]any) *unstructured.Unstructured {
@@ -174,11 +171,8 @@ func TestFrontUpdate(t *testing.T) {
 		t.Run(c.path, func(t *testing.T) {
 			f := frontFixture(t)
 			ctx := t.Context()
-			cfg := *f.mgr.GetConfig()
-			if c.path == "own path" {
-				cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
-			}
-			cs, err := kubernetes.NewForConfig(&cfg)
+			cfg := f.seamConfig(c.path == "own path")
+			cs, err := kubernetes.NewForConfig(cfg)
 			must(t, err)
 			renamed, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "o03", metav1.GetOptions{})
 			must(t, err)
@@ -214,11 +208,8 @@ func BenchmarkSeamWrite(b *testing.B) {
 		}
 	})
 	for _, path := range []string{"front", "own"} {
-		cfg := *f.mgr.GetConfig()
-		if path == "own" {
-			cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
-		}
-		cs, err := kubernetes.NewForConfig(&cfg)
+		cfg := f.seamConfig(path == "own")
+		cs, err := kubernetes.NewForConfig(cfg)
 		must(b, err)
 		cms := cs.CoreV1().ConfigMaps("default")
 		b.Run("cm-create/"+path, func(b *testing.B) {

@@ -33,11 +33,8 @@ func seamWatchNamed(t *testing.T, own bool) {
 		for _, name := range []string{"a", "b"} {
 			must(t, f.direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}))
 		}
-		cfg := *f.mgr.GetConfig()
-		if own {
-			cfg.Transport = ctrlsim.OwnPath(cfg.Transport)
-		}
-		cs, err := kubernetes.NewForConfig(&cfg)
+		cfg := f.seamConfig(own)
+		cs, err := kubernetes.NewForConfig(cfg)
 		must(t, err)
 		l, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
 		must(t, err)

@@ -261,12 +261,7 @@ func typedEventFact(ev watch.Event) string {
 // answered a Status without the uid, a held pod as a Status, a collection
 // as a Status, and deleted every object whatever the limit.
 var _ = register("front/delete-bodies", func(ctx context.Context, c client.Client, ns string, o *Observation) {
-	cfg := restConfigs[c]
-	if cfg == nil {
-		o.Add("setup", "no rest.Config for this side")
-		return
-	}
-	do := rawJSON(ctx, cfg, o, nil)
+	do := rawJSON(ctx, c, o, nil)
 	if do == nil {
 		return
 	}
@@ -342,11 +337,17 @@ var _ = register("front/delete-bodies", func(ctx context.Context, c client.Clien
 })
 
 // rawJSON returns a function that sends a request with body (JSON, if
-// any, unless a content type is given) to cfg's server as a raw HTTP client does, with hdr's headers,
-// adds its status code and kind to o under step and returns the decoded
-// JSON answer (nil when it failed, recorded in o); nil when cfg gives no
-// HTTP client.
-func rawJSON(ctx context.Context, cfg *rest.Config, o *Observation, hdr http.Header) func(step, method, path, body string, contentType ...string) map[string]any {
+// any, unless a content type is given) to the server of c's side
+// (restConfigs) as a raw HTTP client does, with hdr's headers, adds its
+// status code, warnings and kind to o under step and returns the decoded
+// JSON answer (nil when it failed, recorded in o); nil when the side has
+// no rest.Config or it gives no HTTP client.
+func rawJSON(ctx context.Context, c client.Client, o *Observation, hdr http.Header) func(step, method, path, body string, contentType ...string) map[string]any {
+	cfg := restConfigs[c]
+	if cfg == nil {
+		o.Add("setup", "no rest.Config for this side")
+		return nil
+	}
 	hc, err := rest.HTTPClientFor(cfg)
 	if !o.Err("http client", err) {
 		return nil
@@ -393,12 +394,7 @@ func rawJSON(ctx context.Context, cfg *rest.Config, o *Observation, hdr http.Hea
 // drops it; a dry run answers the object without storing it; a generated
 // name is the prefix and five characters.
 var _ = register("front/create-bodies", func(ctx context.Context, c client.Client, ns string, o *Observation) {
-	cfg := restConfigs[c]
-	if cfg == nil {
-		o.Add("setup", "no rest.Config for this side")
-		return
-	}
-	do := rawJSON(ctx, cfg, o, http.Header{"User-Agent": {"fidelity-writer/1.0 (linux/amd64)"}})
+	do := rawJSON(ctx, c, o, http.Header{"User-Agent": {"fidelity-writer/1.0 (linux/amd64)"}})
 	if do == nil {
 		return
 	}
@@ -470,12 +466,7 @@ var _ = register("front/create-bodies", func(ctx context.Context, c client.Clien
 // server-side apply that creates and one that conflicts, and a strategic
 // merge patch, which a custom resource does not take (415).
 var _ = register("front/cr-write-bodies", func(ctx context.Context, c client.Client, ns string, o *Observation) {
-	cfg := restConfigs[c]
-	if cfg == nil {
-		o.Add("setup", "no rest.Config for this side")
-		return
-	}
-	do := rawJSON(ctx, cfg, o, http.Header{"User-Agent": {"fidelity-writer/1.0 (linux/amd64)"}})
+	do := rawJSON(ctx, c, o, http.Header{"User-Agent": {"fidelity-writer/1.0 (linux/amd64)"}})
 	if do == nil {
 		return
 	}
