@@ -195,18 +195,11 @@ func TestFrontUpdate(t *testing.T) {
 // REST seam, answered by the handler front (kube's create, update and
 // patch handlers over the engine's writes) and by the seam's own path, in
 // one run: create (then a direct delete, outside the seam, the same on
-// both paths; cm-delete is that delete alone, after a direct create),
-// update, and merge patch of one object.
+// both paths; BenchmarkSeamDelete/cm-create is a direct create with that
+// delete), update, and merge patch of one object.
 func BenchmarkSeamWrite(b *testing.B) {
 	f := newFixture(b, ctrlsim.ManagerOptions{})
 	ctx := b.Context()
-	b.Run("cm-delete", func(b *testing.B) {
-		for b.Loop() {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "d"}}
-			must(b, f.direct.Create(ctx, cm))
-			must(b, f.direct.Delete(ctx, cm))
-		}
-	})
 	for _, path := range []string{"front", "own"} {
 		cfg := f.seamConfig(path == "own")
 		cs, err := kubernetes.NewForConfig(cfg)

@@ -445,14 +445,7 @@ var _ = register("front/create-bodies", func(ctx context.Context, c client.Clien
 		"spec":{"group":"` + group + `","scope":"Namespaced","names":{"plural":"things","kind":"Thing"},
 		"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}`
 	if out := do("crd", http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd); out != nil {
-		m, _ := out["metadata"].(map[string]any)
-		mf, _ := m["managedFields"].([]any)
-		for i, e := range mf {
-			e, _ := e.(map[string]any)
-			fields, _ := e["fieldsV1"].(map[string]any)
-			spec, _ := fields["f:spec"].(map[string]any)
-			o.Add(fmt.Sprintf("crd.managedFields[%d]", i), fmt.Sprintf("manager=%v spec=%v", e["manager"], slices.Sorted(maps.Keys(spec))))
-		}
+		addManagedSpec(o, "crd", out)
 		del := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "things." + group}}
 		mustOK(o, "crd.cleanup", c.Delete(ctx, del))
 	}
@@ -476,14 +469,7 @@ var _ = register("front/cr-write-bodies", func(ctx context.Context, c client.Cli
 	}
 	if out := do("create", http.MethodPost, ws, body("w", `{"color":"red","bogus":1}`)); out != nil {
 		o.Add("create.spec", out["spec"])
-		m, _ := out["metadata"].(map[string]any)
-		mf, _ := m["managedFields"].([]any)
-		for i, e := range mf {
-			e, _ := e.(map[string]any)
-			fields, _ := e["fieldsV1"].(map[string]any)
-			spec, _ := fields["f:spec"].(map[string]any)
-			o.Add(fmt.Sprintf("create.managedFields[%d]", i), fmt.Sprintf("manager=%v spec=%v", e["manager"], slices.Sorted(maps.Keys(spec))))
-		}
+		addManagedSpec(o, "create", out)
 	}
 	if out := do("strict", http.MethodPost, ws+"?fieldValidation=Strict", body("strict", `{"bogus":1}`)); out != nil {
 		o.Add("strict.message", out["message"])
@@ -507,6 +493,19 @@ var _ = register("front/cr-write-bodies", func(ctx context.Context, c client.Cli
 		o.Add("smp.message", out["message"])
 	}
 })
+
+// addManagedSpec adds to o, under step, each managed fields entry of obj
+// (a decoded JSON object): its manager and the fields under spec it owns.
+func addManagedSpec(o *Observation, step string, obj map[string]any) {
+	m, _ := obj["metadata"].(map[string]any)
+	mf, _ := m["managedFields"].([]any)
+	for i, e := range mf {
+		e, _ := e.(map[string]any)
+		fields, _ := e["fieldsV1"].(map[string]any)
+		spec, _ := fields["f:spec"].(map[string]any)
+		o.Add(fmt.Sprintf("%s.managedFields[%d]", step, i), fmt.Sprintf("manager=%v spec=%v", e["manager"], slices.Sorted(maps.Keys(spec))))
+	}
+}
 
 // itemNames are the names of a list's items, as a decoded JSON list has
 // them.
