@@ -36,17 +36,7 @@ func (f *frontList) Create(ctx context.Context, obj runtime.Object, _ rest.Valid
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	ns := ""
-	if f.k.Namespaced {
-		ns, _ = genericrequest.NamespaceFrom(ctx)
-	}
-	manager := opts.FieldManager
-	if manager == "" {
-		manager = w.Manager
-	}
-	req := Request{GVK: w.GVK, Namespace: ns, FieldManager: manager, DryRun: len(opts.DryRun) > 0,
-		Warn: func(text string) { warning.AddWarning(ctx, "", text) }}
-	out, err := f.s.frontCreate(req, u)
+	out, err := f.s.frontCreate(f.request(ctx, w, "", opts.FieldManager, opts.DryRun), u)
 	if err != nil {
 		return nil, err
 	}
@@ -82,4 +72,21 @@ func (s *Server) fromFront(k *Kind, obj runtime.Object) (*unstructured.Unstructu
 		return nil, fmt.Errorf("apiserver: kube's %s handler gave a %T", k.groupResource(), obj)
 	}
 	return u.DeepCopy(), nil
+}
+
+// request is the engine's Request for a write w through the front on the
+// object name (empty for a create): the request's namespace for a
+// namespaced kind, the storage's subresource, the request's field manager
+// or else the writer's (an apply has none: kube's handler refused it
+// before), its dry run, and warnings added to the handler's response.
+func (f *frontStorage) request(ctx context.Context, w *FrontWrite, name, fieldManager string, dryRun []string) Request {
+	ns := ""
+	if f.k.Namespaced {
+		ns, _ = genericrequest.NamespaceFrom(ctx)
+	}
+	if fieldManager == "" && w.Verb != verb.Apply {
+		fieldManager = w.Manager
+	}
+	return Request{GVK: w.GVK, Namespace: ns, Name: name, Subresource: f.sub, FieldManager: fieldManager, DryRun: len(dryRun) > 0,
+		Warn: func(text string) { warning.AddWarning(ctx, "", text) }}
 }

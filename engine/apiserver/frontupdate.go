@@ -7,9 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/warning"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/ctrlbugs/corpus/engine/verb"
@@ -32,16 +30,7 @@ func (f *frontStorage) Update(ctx context.Context, name string, objInfo rest.Upd
 	if w == nil {
 		return nil, false, apierrors.NewMethodNotSupported(f.k.groupResource(), "update")
 	}
-	ns := ""
-	if f.k.Namespaced {
-		ns, _ = genericrequest.NamespaceFrom(ctx)
-	}
-	manager := opts.FieldManager
-	if manager == "" && w.Verb != verb.Apply {
-		manager = w.Manager
-	}
-	req := Request{GVK: w.GVK, Namespace: ns, Name: name, Subresource: f.sub, FieldManager: manager, DryRun: len(opts.DryRun) > 0,
-		Warn: func(text string) { warning.AddWarning(ctx, "", text) }}
+	req := f.request(ctx, w, name, opts.FieldManager, opts.DryRun)
 	updated := func(old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		live := f.new()
 		if old != nil {
